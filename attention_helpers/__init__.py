@@ -1,0 +1,33 @@
+"""Helpers for the attention-math notebooks.
+
+    import attention_helpers as ah
+    ah.softmax(...), ah.self_attention(...), ah.heatmap(...), ah.Panel(...)
+    ah.examples.cat_eats_fish(), ah.checks.check_softmax(my_softmax)
+
+Modules, left to right in the direction data flows:
+examples -> core -> plots -> widgets; checks sits beside core.
+"""
+
+from . import checks, core, examples, plots, widgets
+from .core import (
+    KVCache,
+    causal_mask,
+    grouped_query_attention,
+    kv_cache_bytes,
+    positional_encoding,
+    project_qkv,
+    scaled_dot_product_attention,
+    self_attention,
+    softmax,
+)
+from .plots import Bars, Heatmap, bar_chart, heatmap, vectors_2d
+from .widgets import Panel, matrix_sliders
+
+__all__ = [
+    "checks", "core", "examples", "plots", "widgets",
+    "KVCache", "causal_mask", "grouped_query_attention", "kv_cache_bytes",
+    "positional_encoding", "project_qkv", "scaled_dot_product_attention",
+    "self_attention", "softmax",
+    "Bars", "Heatmap", "bar_chart", "heatmap", "vectors_2d",
+    "Panel", "matrix_sliders",
+]

@@ -1,0 +1,300 @@
+"""The math of attention in plain NumPy: no plotting, no widgets.
+
+Every public function checks its inputs and raises a ValueError or TypeError
+that names the argument, the shape it expected and the shape it got, so that a
+student who edits a cell wrongly reads what to fix instead of a broadcasting
+trace from deep inside NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "softmax",
+    "project_qkv",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "self_attention",
+    "grouped_query_attention",
+    "KVCache",
+    "kv_cache_bytes",
+    "positional_encoding",
+]
+
+
+# --------------------------------------------------------------------------
+# Input checks (private): one place that turns bad input into a clear message.
+# --------------------------------------------------------------------------
+
+def _array(name: str, value, *, ndim: int | None = None, min_ndim: int | None = None,
+           allow_neg_inf: bool = False) -> np.ndarray:
+    """Return `value` as a float array, or raise naming `name`."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"{name} must be a numeric array (a list of equal-length rows or a NumPy array); "
+            f"could not read it as numbers: {err}"
+        ) from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape} ({arr.ndim}-D)")
+    if min_ndim is not None and arr.ndim < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimensions [..., rows, columns], "
+            f"got shape {arr.shape} ({arr.ndim}-D)"
+        )
+    bad = np.isnan(arr) | (np.isposinf(arr) if allow_neg_inf else np.isinf(arr))
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name} (shape {arr.shape}) must hold finite numbers; "
+            f"found {arr[where]} at index {where}"
+        )
+    return arr
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)
+
+
+def _mask(mask, n_q: int, n_k: int) -> np.ndarray:
+    """A boolean mask that broadcasts to [..., n_q, n_k]; True = may attend."""
+    m = np.asarray(mask)
+    if m.dtype != bool:
+        raise TypeError(
+            f"mask must be a boolean array (True = may attend), got dtype {m.dtype}; "
+            "build one with causal_mask(n) or a comparison such as scores > 0"
+        )
+    if m.ndim < 2 or m.shape[-2:] != (n_q, n_k):
+        raise ValueError(
+            f"mask has shape {m.shape}; with {n_q} queries and {n_k} keys it must end in "
+            f"({n_q}, {n_k})"
+        )
+    return m
+
+
+# --------------------------------------------------------------------------
+# Softmax
+# --------------------------------------------------------------------------
+
+def softmax(x, axis: int = -1) -> np.ndarray:
+    """Turn scores into probabilities along `axis` (each slice sums to 1).
+
+    The maximum is subtracted first, so inputs such as 800 or 1e308 stay
+    finite: exp(x - max) is at most 1. An entry of -inf gets probability 0
+    (that is how masking works); a slice that is -inf everywhere raises.
+    """
+    arr = _array("x", x, min_ndim=1, allow_neg_inf=True)
+    if not -arr.ndim <= axis < arr.ndim:
+        raise ValueError(f"axis={axis} is out of range for x with shape {arr.shape}")
+    top = arr.max(axis=axis, keepdims=True)
+    if np.isneginf(top).any():
+        raise ValueError(
+            f"x (shape {arr.shape}) has a slice along axis {axis} that is -inf everywhere: "
+            "nothing to attend to, so its probabilities are undefined"
+        )
+    with np.errstate(over="ignore"):  # (-1e308) - 1e308 = -inf, whose exp is exactly 0
+        e = np.exp(arr - top)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# --------------------------------------------------------------------------
+# Projections and attention
+# --------------------------------------------------------------------------
+
+def project_qkv(X, W_Q, W_K, W_V):
+    """Q = X·W_Q, K = X·W_K, V = X·W_V for X of shape [n, d_model]."""
+    X = _array("X", X, ndim=2)
+    d_model = X.shape[1]
+    Ws = {}
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        W = _array(name, W, ndim=2)
+        if W.shape[0] != d_model:
+            cols = "d_v" if name == "W_V" else "d_k"
+            raise ValueError(
+                f"{name} has shape {W.shape}; X has d_model={d_model} columns, "
+                f"so {name} must be ({d_model}, {cols})"
+            )
+        Ws[name] = W
+    if Ws["W_Q"].shape[1] != Ws["W_K"].shape[1]:
+        raise ValueError(
+            f"W_Q has shape {Ws['W_Q'].shape} and W_K has shape {Ws['W_K'].shape}; "
+            "queries and keys are compared by a dot product, so both need the same d_k columns"
+        )
+    return X @ Ws["W_Q"], X @ Ws["W_K"], X @ Ws["W_V"]
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """Boolean [n, n]: True on and below the diagonal (a token sees itself and the past)."""
+    n = _positive_int("n", n)
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    """softmax(Q·Kᵀ / √d_k) · V, returning (output, weights).
+
+    Q is [..., n_q, d_k], K is [..., n_k, d_k], V is [..., n_k, d_v]; leading
+    batch or head dimensions broadcast. `mask` is boolean, True = may attend.
+    """
+    Q = _array("Q", Q, min_ndim=2)
+    K = _array("K", K, min_ndim=2)
+    V = _array("V", V, min_ndim=2)
+    n_q, d_k = Q.shape[-2:]
+    n_k = K.shape[-2]
+    if K.shape[-1] != d_k:
+        raise ValueError(
+            f"K has shape {K.shape}; Q has d_k={d_k} columns, so K must be (..., n_k, {d_k})"
+        )
+    if V.shape[-2] != n_k:
+        raise ValueError(
+            f"V has shape {V.shape}; K has n_k={n_k} rows, so V must be (..., {n_k}, d_v): "
+            "one value row per key"
+        )
+    try:
+        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} "
+            "do not broadcast together"
+        ) from None
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        m = _mask(mask, n_q, n_k)
+        if not m.any(axis=-1).all():
+            row = tuple(int(i) for i in np.argwhere(~m.any(axis=-1))[0])
+            raise ValueError(
+                f"mask (shape {m.shape}) hides every key from query row {row}: "
+                "that row would have no weights at all (a silent NaN), so at least one "
+                "entry per row must be True"
+            )
+        scores = np.where(m, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+def self_attention(X, W_Q, W_K, W_V, mask=None):
+    """Project X to Q, K, V and attend: everything comes from the same sequence."""
+    Q, K, V = project_qkv(X, W_Q, W_K, W_V)
+    return scaled_dot_product_attention(Q, K, V, mask=mask)
+
+
+def grouped_query_attention(Q, K, V, mask=None):
+    """Attention where groups of query heads share one key/value head.
+
+    Q is [h_q, n_q, d_k]; K is [h_kv, n_k, d_k] and V is [h_kv, n_k, d_v].
+    Query head i reads KV head i // (h_q // h_kv). h_kv == h_q is ordinary
+    multi-head attention, h_kv == 1 is multi-query attention (MQA).
+    """
+    Q = _array("Q", Q, ndim=3)
+    K = _array("K", K, ndim=3)
+    V = _array("V", V, ndim=3)
+    h_q, h_kv = Q.shape[0], K.shape[0]
+    if V.shape[0] != h_kv:
+        raise ValueError(
+            f"K has shape {K.shape} and V has shape {V.shape}; both need the same number of "
+            f"KV heads (first dimension), got {h_kv} and {V.shape[0]}"
+        )
+    if h_q % h_kv:
+        raise ValueError(
+            f"Q has {h_q} query heads (shape {Q.shape}) and K has {h_kv} KV heads "
+            f"(shape {K.shape}); h_q must be a multiple of h_kv so that each KV head "
+            "serves a whole group of query heads"
+        )
+    group = h_q // h_kv
+    K_full = np.repeat(K, group, axis=0)  # head i -> KV head i // group
+    V_full = np.repeat(V, group, axis=0)
+    return scaled_dot_product_attention(Q, K_full, V_full, mask=mask)
+
+
+# --------------------------------------------------------------------------
+# KV cache
+# --------------------------------------------------------------------------
+
+class KVCache:
+    """Keys and values of the tokens generated so far, grown one step at a time.
+
+    >>> cache = KVCache()
+    >>> cache.append(k_new, v_new)     # k_new: [d_k] or [n_new, d_k]
+    >>> cache.keys, cache.values       # [n_cached, d_k], [n_cached, d_v]
+    """
+
+    def __init__(self):
+        self._keys: list[np.ndarray] = []
+        self._values: list[np.ndarray] = []
+
+    def append(self, k, v) -> None:
+        k = np.atleast_2d(_array("k", k))
+        v = np.atleast_2d(_array("v", v))
+        if k.ndim != 2 or v.ndim != 2:
+            raise ValueError(f"k and v must be [d] or [n_new, d]; got k {k.shape}, v {v.shape}")
+        if k.shape[0] != v.shape[0]:
+            raise ValueError(
+                f"k has shape {k.shape} and v has shape {v.shape}; they must hold the same "
+                "number of new tokens (rows)"
+            )
+        if self._keys:
+            d_k, d_v = self._keys[0].shape[1], self._values[0].shape[1]
+            if k.shape[1] != d_k or v.shape[1] != d_v:
+                raise ValueError(
+                    f"the cache holds keys of size {d_k} and values of size {d_v}; "
+                    f"got k {k.shape} and v {v.shape}"
+                )
+        self._keys.append(k)
+        self._values.append(v)
+
+    @property
+    def keys(self) -> np.ndarray:
+        return np.concatenate(self._keys) if self._keys else np.zeros((0, 0))
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.concatenate(self._values) if self._values else np.zeros((0, 0))
+
+    def __len__(self) -> int:
+        return sum(k.shape[0] for k in self._keys)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self._keys + self._values)
+
+    def __repr__(self) -> str:
+        if not self._keys:
+            return "KVCache(empty)"
+        return f"KVCache({len(self)} tokens, keys {self.keys.shape}, values {self.values.shape})"
+
+
+def kv_cache_bytes(n_layers, n_kv_heads, d_head, seq_len, batch=1, bytes_per_value=2) -> int:
+    """Bytes a KV cache needs: 2 (K and V) × layers × KV heads × d_head × tokens × batch × bytes."""
+    sizes = {
+        "n_layers": n_layers, "n_kv_heads": n_kv_heads, "d_head": d_head,
+        "seq_len": seq_len, "batch": batch, "bytes_per_value": bytes_per_value,
+    }
+    sizes = {name: _positive_int(name, value) for name, value in sizes.items()}
+    total = 2
+    for value in sizes.values():
+        total *= value
+    return total
+
+
+# --------------------------------------------------------------------------
+# Position information
+# --------------------------------------------------------------------------
+
+def positional_encoding(n_tokens, d_model) -> np.ndarray:
+    """The sinusoidal position code of "Attention Is All You Need", shape [n_tokens, d_model].
+
+    Row p holds sin(p / 10000^(2i/d_model)) in even columns and cos(...) in odd ones.
+    """
+    n_tokens = _positive_int("n_tokens", n_tokens)
+    d_model = _positive_int("d_model", d_model)
+    pos = np.arange(n_tokens)[:, None]
+    i = np.arange(d_model)[None, :]
+    angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)
+    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))

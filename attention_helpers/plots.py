@@ -1,0 +1,156 @@
+"""Heatmaps and small charts for the notebooks.
+
+Every function takes `ax=None` (draw into a new figure) or an Axes to draw
+into, and returns an object holding what it drew, with an `update(values)`
+method that changes the picture in place instead of building a new figure.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = ["Heatmap", "Bars", "heatmap", "bar_chart", "vectors_2d"]
+
+CMAP = "viridis"  # perceptually uniform and readable with every common colour-vision deficiency
+
+
+def _new_axes(ax, size):
+    if ax is None:
+        _, ax = plt.subplots(figsize=size, layout="constrained")
+    return ax
+
+
+class Heatmap:
+    """A matrix drawn as coloured cells with its values written in them."""
+
+    def __init__(self, ax, values, row_labels, col_labels, *, title=None,
+                 xlabel="key (column)", ylabel="query (row)", probabilities=False,
+                 vmin=None, vmax=None, fmt=".2f", cmap=CMAP, colorbar=True):
+        values = np.asarray(values, dtype=float)
+        if values.ndim != 2:
+            raise ValueError(f"heatmap values must be 2-D [rows, columns], got shape {values.shape}")
+        rows, cols = values.shape
+        row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(rows)]
+        col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(cols)]
+        if len(row_labels) != rows or len(col_labels) != cols:
+            raise ValueError(
+                f"heatmap values have shape {values.shape} but got {len(row_labels)} row labels "
+                f"and {len(col_labels)} column labels"
+            )
+        self.ax, self.fmt, self.shape = ax, fmt, values.shape
+        # Probabilities always use the same 0..1 scale, so colours compare across pictures.
+        self.fixed_limits = probabilities or (vmin is not None and vmax is not None)
+        if probabilities:
+            vmin, vmax = 0.0, 1.0
+        self.image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+        ax.set_xticks(range(cols), col_labels)
+        ax.set_yticks(range(rows), row_labels)
+        ax.tick_params(length=0)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=9)
+                       for j in range(cols)] for i in range(rows)]
+        self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85) if colorbar else None
+        self.update(values)
+
+    def update(self, values) -> None:
+        """Redraw with new values of the same shape (no new figure, no new artists)."""
+        values = np.asarray(values, dtype=float)
+        if values.shape != self.shape:
+            raise ValueError(f"update needs values of shape {self.shape}, got {values.shape}")
+        self.image.set_data(values)
+        if not self.fixed_limits:
+            lo, hi = float(values.min()), float(values.max())
+            self.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
+        norm = self.image.norm
+        for (i, j), v in np.ndenumerate(values):
+            text = self.texts[i][j]
+            text.set_text(format(v, self.fmt))
+            # dark text on the light (yellow) end of viridis, white on the dark end
+            text.set_color("black" if norm(v) > 0.55 else "white")
+
+    def __repr__(self) -> str:
+        return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
+
+
+def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> Heatmap:
+    """Draw a matrix as a labelled, annotated heatmap; returns a Heatmap.
+
+    By default rows are queries and columns are keys. Pass `probabilities=True`
+    for attention weights (colour scale fixed to 0..1), or `xlabel`/`ylabel`
+    for other matrices (for example X, whose columns are embedding dimensions).
+    """
+    values = np.asarray(values, dtype=float)
+    size = (1.6 + 0.75 * values.shape[1], 1.0 + 0.55 * values.shape[0]) if values.ndim == 2 else None
+    ax = _new_axes(ax, size)
+    return Heatmap(ax, values, row_labels, col_labels, **options)
+
+
+class Bars:
+    """A bar chart with its values written on the bars."""
+
+    def __init__(self, ax, values, labels, *, title=None, ylabel="probability",
+                 probabilities=True, fmt=".2f", color="#3b528b"):
+        values = np.asarray(values, dtype=float)
+        if values.ndim != 1 or len(labels) != len(values):
+            raise ValueError(
+                f"bar_chart needs 1-D values and one label per value; got values of shape "
+                f"{values.shape} and {len(labels)} labels"
+            )
+        self.ax, self.fmt, self.probabilities = ax, fmt, probabilities
+        self.bars = ax.bar(range(len(values)), values, color=color)
+        ax.set_xticks(range(len(values)), list(labels))
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        if probabilities:
+            ax.set_ylim(0, 1.08)
+        self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9)
+                      for i in range(len(values))]
+        self.update(values)
+
+    def update(self, values) -> None:
+        values = np.asarray(values, dtype=float)
+        if values.shape != (len(self.bars),):
+            raise ValueError(f"update needs {len(self.bars)} values, got shape {values.shape}")
+        for bar, text, v in zip(self.bars, self.texts, values):
+            bar.set_height(v)
+            text.set_position((bar.get_x() + bar.get_width() / 2, max(v, 0)))
+            text.set_text(format(v, self.fmt))
+        if not self.probabilities:
+            lo, hi = min(0.0, float(values.min())), max(0.0, float(values.max()))
+            pad = 0.1 * (hi - lo or 1.0)
+            self.ax.set_ylim(lo - (pad if lo < 0 else 0), hi + pad)
+
+
+def bar_chart(values, labels, *, ax=None, **options) -> Bars:
+    """Draw one bar per label with its value on top; returns a Bars."""
+    ax = _new_axes(ax, (1.5 + 0.6 * len(labels), 2.8))
+    return Bars(ax, values, labels, **options)
+
+
+def vectors_2d(vectors: dict, *, ax=None, title=None, colors=None):
+    """Draw 2-D vectors as arrows from the origin, each labelled; returns the Axes."""
+    ax = _new_axes(ax, (3.8, 3.8))
+    points = np.array([np.asarray(v, dtype=float) for v in vectors.values()])
+    if points.ndim != 2 or points.shape[1] != 2:
+        raise ValueError(f"vectors_2d needs vectors of length 2, got shape {points.shape[1:]}")
+    palette = colors or ["#440154", "#21918c", "#e69f00", "#3b528b", "#5ec962"]
+    for k, (label, (x, y)) in enumerate(zip(vectors, points)):
+        c = palette[k % len(palette)]
+        ax.annotate("", xy=(x, y), xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=c, lw=2))
+        ax.text(x, y, f" {label}", color=c, va="bottom")
+    reach = max(1.0, float(np.abs(points).max())) * 1.25
+    ax.set_xlim(min(0, points[:, 0].min()) - 0.25, reach)
+    ax.set_ylim(min(0, points[:, 1].min()) - 0.25, reach)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.axvline(0, color="grey", lw=0.5)
+    ax.set_xlabel("dimension 0")
+    ax.set_ylabel("dimension 1")
+    if title:
+        ax.set_title(title)
+    return ax
