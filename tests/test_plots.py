@@ -1,0 +1,84 @@
+"""The heatmap shows what a reader needs: labels, axis titles, values, a colour scale."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import attention_helpers as ah  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def test_heatmap_labels_tokens_axes_and_values():
+    w = ah.softmax(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 5.0], [2.0, 2.0, 2.0]]))
+    hm = ah.heatmap(w, ["cat", "eats", "fish"], ["cat", "eats", "fish"], title="weights", probabilities=True)
+    assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["cat", "eats", "fish"]
+    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["cat", "eats", "fish"]
+    assert hm.ax.get_xlabel() == "key (column)" and hm.ax.get_ylabel() == "query (row)"
+    assert hm.texts[1][2].get_text() == f"{w[1, 2]:.2f}"
+    assert hm.image.get_clim() == (0.0, 1.0)  # probabilities: fixed scale
+    assert hm.colorbar is not None
+    assert hm.image.get_cmap().name == "viridis"
+
+
+def test_heatmap_update_changes_values_in_place_without_new_artists():
+    hm = ah.heatmap(np.zeros((2, 2)) + [[0, 1], [2, 3]])
+    n_artists = len(hm.ax.get_children())
+    hm.update([[5.0, 6.0], [7.0, 9.0]])
+    assert hm.texts[1][1].get_text() == "9.00"
+    assert hm.image.get_clim() == (5.0, 9.0)  # free scale follows the values
+    assert len(hm.ax.get_children()) == n_artists
+
+
+def test_heatmap_update_with_constant_values_keeps_a_valid_colour_scale():
+    hm = ah.heatmap(np.ones((2, 2)))
+    lo, hi = hm.image.get_clim()
+    assert hi > lo
+
+
+def test_heatmap_annotation_colour_contrasts_with_the_cell():
+    hm = ah.heatmap([[0.0, 1.0]], probabilities=True)
+    assert hm.texts[0][0].get_color() == "white"  # dark purple cell
+    assert hm.texts[0][1].get_color() == "black"  # yellow cell
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ah.heatmap(np.ones(3)), "heatmap values must be 2-D"),
+    (lambda: ah.heatmap(np.ones((2, 3)), ["a", "b"], ["x", "y"]), "got 2 row labels and 2 column labels"),
+    (lambda: ah.heatmap(np.ones((2, 2))).update(np.ones((3, 3))), "update needs values of shape (2, 2)"),
+    (lambda: ah.bar_chart([0.5, 0.5], ["a"]), "one label per value"),
+])
+def test_plot_helpers_reject_mismatched_shapes(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_bar_chart_updates_heights_and_labels():
+    bars = ah.bar_chart([0.2, 0.8], ["a", "b"], title="p")
+    bars.update([0.6, 0.4])
+    assert [b.get_height() for b in bars.bars] == [0.6, 0.4]
+    assert [t.get_text() for t in bars.texts] == ["0.60", "0.40"]
+    assert bars.ax.get_ylabel() == "probability"
+
+
+def test_heatmap_draws_into_a_given_axes():
+    fig, axes = plt.subplots(1, 2)
+    hm = ah.heatmap(np.eye(2), ax=axes[1])
+    assert hm.ax is axes[1]
+
+
+def test_vectors_2d_labels_each_vector():
+    ax = ah.vectors_2d({"q": [2, 4], "k": [1, 2]}, title="vectors")
+    assert {t.get_text().strip() for t in ax.texts} - {""} == {"q", "k"}
+    assert ax.get_xlabel() and ax.get_ylabel()
+    with pytest.raises(ValueError, match="length 2"):
+        ah.vectors_2d({"q": [1, 2, 3]})
