@@ -82,7 +82,10 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
 
 
 def _call(fn, *args):
-    """Run a learner's function; return (result, None) or (None, Check explaining the error)."""
+    """Run a learner's function; return (result, None) or (None, Check explaining the error).
+
+    Test the second item with `is not None`: a failing Check is falsy.
+    """
     if not callable(fn):
         return None, _wrong(f"expected a function, got {type(fn).__name__}.")
     try:
@@ -98,7 +101,7 @@ def check_softmax(fn) -> Check:
     small = np.array([[3.2, 4.0, 1.0, 6.2, 8.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
     huge = np.array([[800.0, 799.0, 790.0]])
     out, err = _call(fn, small.copy())
-    if err:
+    if err is not None:
         return err
     e = np.exp(small)
     check = compare(out, core.softmax(small), name="softmax(x)", mistakes={
@@ -111,7 +114,7 @@ def check_softmax(fn) -> Check:
     if not check:
         return check
     out, err = _call(fn, huge.copy())
-    if err:
+    if err is not None:
         return err
     check = compare(out, core.softmax(huge), name="softmax([800, 799, 790])", mistakes={
         "exp(800) overflows to inf, so you get nan: subtract each row's maximum before exp "
@@ -127,7 +130,7 @@ def check_attention(fn) -> Check:
     rng = np.random.default_rng(7)
     Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
     out, err = _call(fn, Q, K, V)
-    if err:
+    if err is not None:
         return err
     if isinstance(out, tuple):
         out = out[0]
