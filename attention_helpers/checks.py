@@ -363,3 +363,90 @@ def check_scores_shape(answer, n=5, d_k=8) -> Check:
     if got != (n, n):
         return _wrong(f"{got} is not it: QKᵀ has one row per query and one column per key.")
     return _right(f"({n}, {n}): [{n}, {d_k}] @ [{d_k}, {n}] → [{n}, {n}], one score per (query, key) pair.")
+
+
+# ---- notebook 04: softmax ----
+
+_KEEPDIMS_HINT = (
+    "x.max(axis=-1) and e.sum(axis=-1) have shape (rows,) and do not line up with x of shape "
+    "(rows, columns); pass keepdims=True so they have shape (rows, 1) and each row uses its own value."
+)
+
+
+def check_stable_softmax(fn) -> Check:
+    """check_softmax, plus the mistakes it lets through: the shifted versions of its
+    mistakes, a row max or sum without keepdims, a shift by each column's maximum,
+    and a shift by the maximum of the whole array (right for one row, nan as soon
+    as rows lie far apart)."""
+    small = np.array([[3.2, 4.0, 1.0, 6.2, 8.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
+    out, err = _call(fn, small.copy())
+    if err is not None:
+        if "broadcast" in err.message:
+            return _wrong(err.message.removeprefix("❌ Not yet: ") + " " + _KEEPDIMS_HINT)
+        return err
+    s = np.exp(small - small.max(axis=-1, keepdims=True))  # shifted by each row's maximum
+    c = np.exp(small - small.max(axis=0, keepdims=True))  # shifted by each column's maximum
+    mistakes = {
+        "your rows do not sum to 1: divide each exp by the sum of its own row.": s,
+        "you normalised over columns (axis=0); softmax runs along each row: use axis=-1 "
+        "with keepdims=True.": s / s.sum(axis=0, keepdims=True),
+        "you divided by the sum of the whole matrix; each row needs its own sum "
+        "(axis=-1, keepdims=True).": s / s.sum(),
+        "you subtracted each column's maximum (axis=0), which shifts the entries of a row "
+        "by different amounts; shift each row by its own maximum: "
+        "x.max(axis=-1, keepdims=True).": c / c.sum(axis=-1, keepdims=True),
+    }
+    first = compare(out, core.softmax(small), name="softmax(x)", mistakes=mistakes)
+    if not first and any(hint in first.message for hint in mistakes):
+        return first
+    check = check_softmax(fn)
+    if not check:
+        return check
+    mixed = np.array([[1000.0, 999.0, 990.0], [0.0, 1.0, 2.0]])
+    out, err = _call(fn, mixed.copy())
+    if err is not None:
+        return err
+    check = compare(out, core.softmax(mixed), name="softmax of the rows [1000, 999, 990] and [0, 1, 2]",
+                    mistakes={
+        "a row came out nan: you subtracted the maximum of the whole array (x.max()), so the row "
+        "[0, 1, 2], 1000 below it, underflows to 0 / 0. Shift each row by its own maximum: "
+        "x.max(axis=-1, keepdims=True).": None,
+    })
+    if not check:
+        return check
+    return _right("rows sum to 1, the axis is right, and every row is shifted by its own maximum, "
+                  "so huge scores stay finite.")
+
+
+def check_temperature_for_ratio(answer, gap=1.8, ratio=2.0) -> Check:
+    """Check the temperature T at which two scores `gap` apart give probabilities in
+    the ratio `ratio`: p_top / p_next = e^(gap / T), so T = gap / ln(ratio)."""
+    expected = gap / np.log(ratio)
+    return compare(answer, expected, name="T", mistakes={
+        "the temperature divides the scores, so the ratio is e^(gap / T), not e^(gap · T): "
+        "solve gap / T = ln(ratio) for T.": gap * np.log(ratio),
+        "that is 1 / T: you solved for the factor the scores are multiplied by; T is what they "
+        "are divided by, so take the reciprocal.": np.log(ratio) / gap,
+        "the ratio of two probabilities is an exponential, e^(gap / T): take the logarithm of the "
+        "ratio (ln 2) instead of the ratio itself.": gap / ratio,
+        "T = 1 is plain softmax, where the ratio is e^gap (about 6), not 2: a larger T is needed "
+        "to flatten the distribution.": 1.0,
+    }, success=f"T = {expected:.3f}: above 1, so the scores are divided down, the distribution "
+                f"flattens and the winner's lead shrinks from e^{gap:g} to {ratio:g}.")
+
+
+def check_probability_by_hand(answer) -> Check:
+    """Check softmax([1.0, 3.0, 0.5])[1], the probability of the second key, computed by hand."""
+    row = np.array([1.0, 3.0, 0.5])
+    e = np.exp(row)
+    p = e / e.sum()
+    return compare(answer, p[1], name="p_second", mistakes={
+        "you divided the raw scores by their sum; softmax takes exp of every score first: "
+        "e^3 / (e^1 + e^3 + e^0.5).": row[1] / row.sum(),
+        "that is e^3 on its own: divide it by the sum of the exponentials of the whole row.": e[1],
+        "only the numerator is exponentiated: the denominator is the sum of e^score over the row, "
+        "not the sum of the scores.": e[1] / row.sum(),
+        "that looks like a percentage: give the probability as a fraction between 0 and 1.": 100 * p[1],
+        "that is the probability of the first key; the exercise asks for the second (index 1).": p[0],
+        "that is the probability of the third key; the exercise asks for the second (index 1).": p[2],
+    }, success=f"p_second = {p[1]:.4f}: the largest score takes most of the mass.")

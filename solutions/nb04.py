@@ -1,0 +1,17 @@
+"""Reference solutions for the exercises of notebooks/04_softmax.ipynb (not shown to learners)."""
+
+import numpy as np
+
+
+def my_softmax(x):
+    """Exercise 1: a stable softmax along the last axis (each row sums to 1)."""
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# Exercise 2: p_top / p_next = e^(gap / T) = 2 for gap = 8.0 - 6.2 = 1.8, so T = 1.8 / ln 2.
+T_twice = 1.8 / np.log(2.0)
+
+# Exercise 3: the probability of the second key of the row [1.0, 3.0, 0.5], by hand.
+p_second = np.exp(3.0) / (np.exp(1.0) + np.exp(3.0) + np.exp(0.5))
