@@ -305,7 +305,7 @@ def check_qkv(fn) -> Check:
     X = rng.normal(size=(3, 3))
     Ws = {name: rng.normal(size=(3, 3)) for name in ("W_Q", "W_K", "W_V")}
     out, err = _call(fn, X.copy(), *(W.copy() for W in Ws.values()))
-    if err:
+    if err is not None:
         return err
     check = _check_qkv_output(out, X, Ws)
     if not check:
@@ -313,7 +313,7 @@ def check_qkv(fn) -> Check:
     X = rng.normal(size=(3, 4))
     Ws = {"W_Q": rng.normal(size=(4, 2)), "W_K": rng.normal(size=(4, 2)), "W_V": rng.normal(size=(4, 3))}
     out, err = _call(fn, X.copy(), *(W.copy() for W in Ws.values()))
-    if err:
+    if err is not None:
         return err
     check = _check_qkv_output(out, X, Ws)
     if not check:

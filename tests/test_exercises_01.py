@@ -57,6 +57,7 @@ def test_qkv_solution_passes():
     (lambda X, W_Q, W_K, W_V: (None, None, None), "Q is still empty"),
     (lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K), "of length 2"),
     (lambda X, W_Q, W_K, W_V: (X @ W_Q)[:, :2], "as a tuple"),
+    (lambda X, W_Q, W_K, W_V: X @ W_Q[:2], "raised ValueError"),
 ])
 def test_qkv_mistakes_get_their_hint(fn, fragment):
     assert fragment in _message(check_qkv(fn))
