@@ -1,0 +1,37 @@
+"""Reference solutions for the exercises of notebooks/06_kv_cache_gqa.ipynb.
+
+Not imported by the notebook (it never shows the solution); the tests in
+tests/test_exercises_06.py check these against the checkers in attention_helpers.checks.
+"""
+
+import numpy as np
+
+import attention_helpers as ah
+
+__all__ = ["exercise_config", "my_cache_bytes", "my_decode_step", "my_kv_head"]
+
+
+# Exercise 1: the KV cache of Mistral-7B for 3000 tokens kept in float32.
+exercise_config = dict(n_layers=32, n_q_heads=32, n_kv_heads=8, d_head=128, seq_len=3000,
+                       bytes_per_value=4)
+c = exercise_config
+# 2 (K and V) × layers × KV heads × d_head × tokens × bytes per value
+my_cache_bytes = 2 * c["n_layers"] * c["n_kv_heads"] * c["d_head"] * c["seq_len"] * c["bytes_per_value"]
+assert my_cache_bytes == ah.kv_cache_bytes(c["n_layers"], c["n_kv_heads"], c["d_head"], c["seq_len"],
+                                           bytes_per_value=c["bytes_per_value"])
+
+
+# Exercise 2: one decoding step with a KV cache.
+def my_decode_step(cache, x, W_Q, W_K, W_V):
+    q, k, v = x @ W_Q, x @ W_K, x @ W_V
+    cache.append(k, v)  # first append: the new token attends to itself too
+    K, V = cache.keys, cache.values
+    scores = K @ q / np.sqrt(q.shape[0])
+    weights = np.exp(scores - scores.max())
+    weights /= weights.sum()
+    return weights @ V
+
+
+# Exercise 3: which KV head query head i reads.
+def my_kv_head(i, h_q, h_kv):
+    return i // (h_q // h_kv)
