@@ -1,0 +1,72 @@
+"""Prose that cannot go stale: every number the markdown states is an output.
+
+A number in a markdown cell (a percentage, a score, a shape, a byte count)
+must appear in the text of a compared output of the same notebook. If a
+helper changes so that the number moves, nbval updates nothing in the prose,
+and this test fails until the sentence is fixed.
+
+Counted: numbers with a decimal point, a percent sign, or two or more digits
+(single digits such as "row 2" or "3 tokens" are everywhere in the outputs
+and would prove nothing). Not counted: link targets and notebook file names,
+notebook numbers (00 to 06), model names such as GPT-2 or LLaMA-2-70B, LaTeX
+exponents, and the explicit
+allow-list below.
+"""
+
+import re
+
+import pytest
+from notebook_tools import NOTEBOOKS, compared, ids, read, text_outputs
+
+# Numbers a notebook states that no cell computes, each with its reason.
+ALLOWED = {
+    "*": {
+        "1706.03762",  # arXiv id of "Attention Is All You Need"
+        "2017",  # its year
+        "10000",  # the constant in the sinusoidal position formula, quoted from the paper
+    },
+}
+
+NUMBER = re.compile(r"(?<![\w.\-^_])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w])")
+MODEL_NAME = re.compile(r"\b(?:GPT|LLaMA|Llama|Gemma|Mistral|T5|BERT)[\w.\-]*", re.I)
+
+
+def stated_numbers(markdown: str):
+    text = re.sub(r"\]\([^)]*\)", "]", markdown)  # link targets
+    text = re.sub(r"\b\d\d_\w+", "", text)  # notebook names like 03_scaling_by_sqrt_dk
+    text = MODEL_NAME.sub("", text)
+    text = re.sub(r"\^(\{[^}]*\}|[-\d.]+)", "", text)  # exponents in LaTeX: e^{1.8}, 10^{-3}
+    text = re.sub(r"(?<![\d.])0\d(?![\d.%])", "", text)  # notebook numbers: "notebook 03", "[← 01 …]"
+    for m in NUMBER.finditer(text):
+        whole, frac, pct = m.group(1), m.group(2) or "", m.group(3)
+        if frac or pct or len(whole.replace(",", "")) >= 2:
+            yield whole.replace(",", "") + frac
+
+
+def output_text(nb) -> str:
+    text = "\n".join(t for c in nb.cells if compared(c) for t in text_outputs(c))
+    return re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 3,555.56 -> 3555.56
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_every_number_in_the_prose_is_computed_in_an_output(path):
+    nb = read(path)
+    outputs = output_text(nb)
+    allowed = ALLOWED["*"] | ALLOWED.get(path.stem[:2], set())
+    missing = []
+    for k, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for number in stated_numbers(cell.source):
+            if number in allowed:
+                continue
+            if not re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", outputs):
+                missing.append(f"cell {k}: {number}")
+    assert not missing, f"{path.name} states numbers no compared output shows: {missing}"
+
+
+def test_the_number_finder_sees_what_a_reader_sees():
+    found = list(stated_numbers(
+        "Token 5 takes **83.62%**, 3,555.56 in all, d_k = 512; see [03](03_scaling_by_sqrt_dk.ipynb), "
+        "GPT-2 has 768 / 12 = 64; row 2; $e^{1.8}$"))
+    assert found == ["83.62", "3555.56", "512", "768", "12", "64"]
