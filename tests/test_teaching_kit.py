@@ -1,0 +1,109 @@
+"""The teaching kit: the teacher's guide and the cheat sheet point at files that exist.
+
+A renamed notebook or a moved solution breaks a link silently on GitHub and on
+Binder; these tests fail instead. They also check that the guide and the cheat
+sheet link to every notebook, and that the cheat sheet's prose states only
+numbers that its outputs show (the rule test_prose_numbers applies to 00-06).
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from test_prose_numbers import output_text, stated_numbers
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = ROOT / "notebooks" / "README.md"
+CHEAT_SHEET = ROOT / "notebooks" / "cheat_sheet.ipynb"
+DOCUMENTS = [ROOT / "README.md", GUIDE, CHEAT_SHEET]
+
+# The fixed names of DESIGN.md, not a glob: a missing notebook must fail here too.
+NOTEBOOK_NAMES = [
+    "00_input_matrix", "01_qkv_projections", "02_dot_product_scores", "03_scaling_by_sqrt_dk",
+    "04_softmax", "05_weighted_sum_and_self_attention", "06_kv_cache_gqa",
+]
+
+LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+BINDER_PATH = re.compile(r"urlpath=lab/tree/([^&)\s\"'>]+)")
+
+
+def markdown_of(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        nb = nbformat.read(path, as_version=4)
+        return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return path.read_text(encoding="utf-8")
+
+
+def relative_links(text: str) -> list[str]:
+    """Targets of markdown links that point into the repository (no URL scheme, no bare #anchor)."""
+    targets = []
+    for target in LINK.findall(text):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
+            continue
+        targets.append(target.split("#")[0].split("?")[0])
+    return targets
+
+
+def broken_links(path: Path) -> list[str]:
+    """Relative links of `path` whose file is missing, and Binder/nbgitpuller paths that are missing."""
+    text = markdown_of(path)
+    broken = [t for t in relative_links(text) if not (path.parent / t).exists()]
+    for repo_path in BINDER_PATH.findall(text):
+        # Binder opens paths from the repository root; an nbgitpuller link puts the
+        # repository's name in front (<repo name>/notebooks/...).
+        candidates = [ROOT / repo_path, ROOT / repo_path.split("/", 1)[-1]]
+        if "<" not in repo_path and not any(c.exists() for c in candidates):
+            broken.append(f"urlpath={repo_path}")
+    return broken
+
+
+def test_the_kit_exists():
+    for path in DOCUMENTS:
+        assert path.is_file(), f"{path.relative_to(ROOT)} is missing"
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_points_to_an_existing_file(path):
+    assert relative_links(markdown_of(path)), f"{path.relative_to(ROOT)} has no relative links at all"
+    broken = broken_links(path)
+    assert not broken, f"{path.relative_to(ROOT)} links to files that do not exist: {broken}"
+
+
+@pytest.mark.parametrize("path", [GUIDE, CHEAT_SHEET], ids=["guide", "cheat_sheet"])
+def test_links_to_every_notebook(path):
+    targets = {Path(t).name for t in relative_links(markdown_of(path))}
+    missing = [name for name in NOTEBOOK_NAMES if f"{name}.ipynb" not in targets]
+    assert not missing, f"{path.relative_to(ROOT)} does not link to {missing}"
+
+
+def test_the_guide_gives_a_binder_link_for_every_notebook():
+    paths = set(BINDER_PATH.findall(GUIDE.read_text(encoding="utf-8")))
+    missing = [name for name in NOTEBOOK_NAMES if f"notebooks/{name}.ipynb" not in paths]
+    assert not missing, f"the teacher's guide has no Binder link for {missing}"
+
+
+def test_the_cheat_sheet_links_back_to_the_guide():
+    assert "README.md" in relative_links(markdown_of(CHEAT_SHEET))
+
+
+def test_every_number_in_the_cheat_sheet_prose_is_computed_in_an_output():
+    nb = nbformat.read(CHEAT_SHEET, as_version=4)
+    outputs = output_text(nb)
+    missing = [f"cell {k}: {number}" for k, cell in enumerate(nb.cells) if cell.cell_type == "markdown"
+               for number in stated_numbers(cell.source)
+               if not re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", outputs)]
+    assert not missing, f"the cheat sheet states numbers no output shows: {missing}"
+
+
+def test_the_link_checker_reports_what_is_broken(tmp_path):
+    """The checker itself: a missing file, a missing Binder path and a good link."""
+    page = tmp_path / "page.md"
+    (tmp_path / "here.ipynb").write_text("{}")
+    page.write_text(
+        "[ok](here.ipynb) [ok too](here.ipynb#step-2) [web](https://example.org/x.ipynb) [top](#top)\n"
+        "[gone](gone.ipynb) [![badge](https://x/b.svg)](https://mybinder.org/v2/gh/o/r/HEAD"
+        "?urlpath=lab/tree/notebooks/not_there.ipynb)\n"
+    )
+    assert relative_links(page.read_text()) == ["here.ipynb", "here.ipynb", "gone.ipynb"]
+    assert broken_links(page) == ["gone.ipynb", "urlpath=notebooks/not_there.ipynb"]
