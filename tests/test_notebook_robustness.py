@@ -131,7 +131,7 @@ def test_only_live_widget_cells_skip_comparison_and_each_has_a_static_twin(path)
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_stored_outputs_hold_no_paths_of_the_machine_that_ran_them(path):
-    """Tracebacks carry file paths; a "try this" cell uses %xmode Minimal so its error is one line."""
+    """Tracebacks carry file paths; scripts/execute_notebooks.py keeps only their last line."""
     text = path.read_text()
     for pattern in (r"/work/", r"/home/\w", r"/root/", r"site-packages", r"[A-Z]:\\\\Users"):
         assert not re.search(pattern, text), f"{path.name} stores a local path matching {pattern}"
