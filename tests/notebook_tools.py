@@ -83,3 +83,22 @@ def run_code(client: NotebookClient, source: str) -> str:
     finally:
         client.nb.cells.pop()
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def load_solutions(number: str):
+    """solutions/nbNN.py as a module. solutions/ sits outside the package on
+    purpose, so a teacher can hand out the course without it."""
+    import importlib.util
+
+    path = ROOT / "solutions" / f"nb{number}.py"
+    spec = importlib.util.spec_from_file_location(f"solutions_nb{number}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def hint(check) -> str:
+    """The message of a check that must fail (the test fails if it passed)."""
+    assert not check, f"expected a hint, got {check.message}"
+    assert check.message.startswith("❌")
+    return check.message

@@ -1,17 +1,13 @@
 """The exercises of notebook 00: the solutions pass, typical mistakes get their own hint."""
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import load_solutions
 
 import attention_helpers as ah
 
-_PATH = Path(__file__).resolve().parents[1] / "solutions" / "nb00.py"
-_SPEC = importlib.util.spec_from_file_location("solutions_nb00", _PATH)
-nb00 = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(nb00)
+nb00 = load_solutions("00")
 
 
 def _rows(sentence, table):

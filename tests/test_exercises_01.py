@@ -1,12 +1,13 @@
 """Notebook 01 (Q, K, V projections): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import hint as _message
+from notebook_tools import load_solutions
 
 import attention_helpers as ah
 from attention_helpers.checks import check_key_entry, check_qkv, check_qkv_shapes
@@ -15,14 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "01_qkv_projections.ipynb"
 
 
-def _load_solutions():
-    spec = importlib.util.spec_from_file_location("solutions_nb01", ROOT / "solutions" / "nb01.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-sol = _load_solutions()
+sol = load_solutions("01")
 _, X = ah.examples.the_cat_sat()
 
 
@@ -30,11 +24,6 @@ def _notebook_sources():
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
 
-
-def _message(check):
-    assert not check, f"expected a hint, got {check.message}"
-    assert check.message.startswith("❌")
-    return check.message
 
 
 # ---- exercise 1: my_qkv ----------------------------------------------------

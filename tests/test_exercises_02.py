@@ -1,12 +1,13 @@
 """Notebook 02 (dot-product scores): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import hint as _message
+from notebook_tools import load_solutions
 
 import attention_helpers as ah
 from attention_helpers.checks import check_eats_fish_score, check_scores, check_scores_shape
@@ -15,20 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "02_dot_product_scores.ipynb"
 
 
-def _load_solutions():
-    spec = importlib.util.spec_from_file_location("solutions_nb02", ROOT / "solutions" / "nb02.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sol = load_solutions("02")
 
-
-sol = _load_solutions()
-
-
-def _message(check):
-    assert not check, f"expected a hint, got {check.message}"
-    assert check.message.startswith("❌")
-    return check.message
 
 
 def _code_cells():

@@ -1,12 +1,12 @@
 """Notebook 03 (scaling by sqrt(d_k)): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import load_solutions
 
 import attention_helpers as ah
 from attention_helpers.checks import check_dot_variance, check_scaled_attention
@@ -15,14 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "03_scaling_by_sqrt_dk.ipynb"
 
 
-def _load_solutions():
-    spec = importlib.util.spec_from_file_location("solutions_nb03", ROOT / "solutions" / "nb03.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-sol = _load_solutions()
+sol = load_solutions("03")
 D_K = sol.D_K_EXERCISE
 
 

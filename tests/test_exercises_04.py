@@ -1,25 +1,18 @@
 """The exercises of notebook 04 (softmax): the reference solutions pass their
 checkers, and each typical wrong answer gets its own hint."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import load_solutions
 
 from attention_helpers import checks, core
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load_solutions():
-    spec = importlib.util.spec_from_file_location("solutions_nb04", ROOT / "solutions" / "nb04.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-sol = _load_solutions()
+sol = load_solutions("04")
 
 
 # ---- exercise 1: a stable softmax ----------------------------------------

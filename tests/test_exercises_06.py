@@ -1,12 +1,13 @@
 """Notebook 06 (KV cache and GQA): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import hint as _message
+from notebook_tools import load_solutions
 
 from attention_helpers.checks import check_decode_step, check_kv_head, check_mistral_cache_bytes
 
@@ -14,20 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "06_kv_cache_gqa.ipynb"
 
 
-def _load_solutions():
-    spec = importlib.util.spec_from_file_location("solutions_nb06", ROOT / "solutions" / "nb06.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sol = load_solutions("06")
 
-
-sol = _load_solutions()
-
-
-def _message(check):
-    assert not check, f"expected a hint, got {check.message}"
-    assert check.message.startswith("❌")
-    return check.message
 
 
 def _notebook_sources():
