@@ -51,10 +51,18 @@ class Heatmap:
         ax.set_ylabel(ylabel)
         if title:
             ax.set_title(title)
-        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=9)
+        # The numbers sit inside their cells, so layout need not measure them.
+        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=9, in_layout=False)
                        for j in range(cols)] for i in range(rows)]
         self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85) if colorbar else None
         self.update(values)
+
+    @property
+    def moving(self) -> list:
+        """What update() changes, in drawing order: the cells, the frame drawn over
+        their edges, the numbers, and the colour bar when its scale follows the values."""
+        cells = [self.image, *self.ax.spines.values(), *(t for row in self.texts for t in row)]
+        return cells + ([self.colorbar.ax] if self.colorbar and not self.fixed_limits else [])
 
     def update(self, values) -> None:
         """Redraw with new values of the same shape (no new figure, no new artists)."""
@@ -65,12 +73,11 @@ class Heatmap:
         if not self.fixed_limits:
             lo, hi = float(values.min()), float(values.max())
             self.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
-        norm = self.image.norm
+        # dark text on the light (yellow) end of viridis, white on the dark end
+        light = np.asarray(self.image.norm(values)) > 0.55
         for (i, j), v in np.ndenumerate(values):
-            text = self.texts[i][j]
-            text.set_text(format(v, self.fmt))
-            # dark text on the light (yellow) end of viridis, white on the dark end
-            text.set_color("black" if norm(v) > 0.55 else "white")
+            self.texts[i][j].set_text(format(v, self.fmt))
+            self.texts[i][j].set_color("black" if light[i, j] else "white")
 
     def __repr__(self) -> str:
         return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
@@ -108,9 +115,15 @@ class Bars:
             ax.set_title(title)
         if probabilities:
             ax.set_ylim(0, 1.08)
-        self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9)
+        self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9, in_layout=False)
                       for i in range(len(values))]
         self.update(values)
+
+    @property
+    def moving(self) -> list:
+        """What update() changes: the whole chart (bars, numbers and, unless
+        probabilities, the value axis)."""
+        return [self.ax]
 
     def update(self, values) -> None:
         values = np.asarray(values, dtype=float)

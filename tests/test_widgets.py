@@ -1,0 +1,228 @@
+"""Slider panels: a move redraws the picture quickly and correctly.
+
+A Panel redraws only the artists that change on top of a saved background
+and pastes the numbers in the cells from ready-made pictures (see
+widgets.Panel.png). These tests pin down that the shortcut shows what a full
+draw shows: pixel for pixel, except that a number may sit one pixel off.
+"""
+
+import io
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets as W  # noqa: E402
+import numpy as np  # noqa: E402
+import PIL.Image  # noqa: E402
+import pytest  # noqa: E402
+
+import attention_helpers as ah  # noqa: E402
+
+TOKENS = ["the", "cat", "sat", "on", "a", "mat"]
+X = np.array([[0.9, 0.0, 0.6, 0.0], [0.4, 0.4, 0.5, 0.1], [0.8, 0.0, 0.1, 0.6],
+              [0.0, 0.9, 0.0, 0.7], [0.0, 0.0, 0.3, 0.0], [0.1, 0.1, 0.1, 0.0]])
+W_Q0 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [-0.5, 0.2]])
+W_K0 = np.array([[0.3, 1.0], [1.0, 0.0], [0.0, 0.5], [0.2, -0.4]])
+
+
+def attention(W_Q, W_K, T=1.0):
+    scores = (X @ W_Q) @ (X @ W_K).T / np.sqrt(2)
+    return [ah.softmax(scores / T), scores, ah.softmax(scores / T)[0], f"T = {T:.2f}"]
+
+
+def make_panel(**options):
+    views = [dict(kind="heatmap", row_labels=TOKENS, col_labels=TOKENS, title="weights", probabilities=True),
+             dict(kind="heatmap", row_labels=TOKENS, col_labels=TOKENS, title="scores"),  # free colour scale
+             dict(kind="bars", labels=TOKENS, title="row 0"),
+             dict(kind="text")]
+    T = W.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.1, description="T")
+    return ah.Panel(attention, views, weights={"W_Q": W_Q0, "W_K": W_K0}, controls={"T": T}, **options)
+
+
+def small_panel():
+    views = [dict(kind="heatmap", row_labels=TOKENS, col_labels=TOKENS, probabilities=True),
+             dict(kind="text")]
+    T = W.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.1, description="T")
+    return ah.Panel(lambda W_Q, W_K, T: [attention(W_Q, W_K, T)[0], f"T = {T:.2f}"], views,
+                    weights={"W_Q": W_Q0, "W_K": W_K0}, controls={"T": T})
+
+
+def pixels(png: bytes) -> np.ndarray:
+    return np.asarray(PIL.Image.open(io.BytesIO(png)).convert("RGBA"))
+
+
+def full_draw(panel) -> np.ndarray:
+    """The figure drawn the ordinary way: layout solved, every artist drawn."""
+    panel.figure.canvas.draw()
+    return np.asarray(panel.figure.canvas.buffer_rgba()).copy()
+
+
+def assert_same_picture(panel, live: np.ndarray, full: np.ndarray):
+    """`live` is `full` pixel for pixel, except that each number in a heatmap cell
+    (pasted, not typeset) may sit one pixel off: every number looks the same."""
+    renderer, height = panel.figure.canvas.get_renderer(), full.shape[0]
+    numbers = np.zeros(full.shape[:2], bool)
+    for text in panel._numbers:
+        box = text.get_window_extent(renderer)
+        rows = slice(int(height - box.y1) - 2, int(height - box.y0) + 3)
+        cols = slice(int(box.x0) - 2, int(box.x1) + 3)
+        numbers[rows, cols] = True
+        a, b = live[rows, cols, :3].astype(int), full[rows, cols, :3].astype(int)
+        best = min(np.abs(np.roll(a, (dy, dx), (0, 1)) - b)[2:-2, 2:-2].mean()
+                   for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+        assert best < 4, f"the number {text.get_text()!r} looks different from Text.draw's"
+    differ = (live != full).any(axis=-1)
+    assert not differ[~numbers].any(), f"{differ[~numbers].sum()} pixels differ outside the numbers"
+
+
+def count_full_draws(panel) -> list:
+    draws = []
+    panel.figure.canvas.mpl_connect("draw_event", lambda event: draws.append(event))
+    return draws
+
+
+def test_a_slider_move_changes_the_picture_as_a_full_draw_would():
+    panel = make_panel()
+    before = panel.image.value
+    for value in (2.0, -2.0, 0.3):
+        panel.sliders["W_Q[0,0]"].value = value
+        assert panel.image.value != before
+        assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
+    panel.controls["T"].value = 10.0
+    assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
+
+
+def test_a_move_draws_only_the_moving_parts_when_the_layout_cannot_change():
+    panel = small_panel()
+    draws = count_full_draws(panel)
+    for value in np.linspace(-2, 2, 9):
+        panel.sliders["W_K[1,0]"].value = float(value)
+    assert draws == []  # probabilities: fixed colour bar, so the background and layout never change
+    panel.redraw()  # an explicit redraw draws everything
+    assert len(draws) == 1
+
+
+def test_a_free_colour_scale_redraws_the_layout_only_when_its_tick_labels_change():
+    panel = make_panel()
+    draws = count_full_draws(panel)
+    panel.sliders["W_Q[0,0]"].value = 0.9  # a small move: the scores' scale barely moves
+    panel.sliders["W_Q[0,0]"].value = 2.0  # a big one: new tick labels, maybe a wider margin
+    assert len(draws) <= 1
+    assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
+
+
+def test_after_a_burst_of_moves_the_picture_shows_the_last_values():
+    panel = small_panel()
+    for value in np.linspace(-2, 2, 17):
+        panel.sliders["W_K[0,1]"].value = float(value)
+    panel.sliders["W_Q[2,0]"].value = -1.5
+    fresh = small_panel()
+    fresh.set(W_K=panel.values()["W_K"], W_Q=panel.values()["W_Q"])
+    assert np.array_equal(pixels(panel.image.value), pixels(fresh.image.value))
+
+
+def test_set_moves_many_sliders_with_one_redraw():
+    panel = small_panel()
+    drawn = []
+    panel.png = lambda original=panel.png: drawn.append(1) or original()
+    panel.set(W_Q=-W_Q0, W_K=W_K0[::-1], T=0.5)
+    assert len(drawn) == 1
+    assert np.allclose(panel.values()["W_Q"], -W_Q0) and panel.values()["T"] == 0.5
+    assert np.allclose(panel.outputs()[0], attention(-W_Q0, W_K0[::-1], 0.5)[0])
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"W_V": np.eye(2)}, "no slider or control named 'W_V'"),
+    ({"W_Q": np.eye(2)}, "W_Q must have shape (4, 2), got (2, 2)"),
+    ({"W_Q": W_Q0 * 3}, "W_Q has entries outside its sliders' range (-2.0, 2.0)"),
+])
+def test_set_rejects_bad_names_shapes_and_values_before_moving_anything(values, message):
+    panel = small_panel()
+    before, picture = panel.values(), panel.image.value
+    with pytest.raises(ValueError) as info:
+        panel.set(W_K=-W_K0, **values)  # W_K is fine, but must not move either
+    assert message in str(info.value)
+    assert all(np.array_equal(np.asarray(panel.values()[k]), np.asarray(v)) for k, v in before.items())
+    assert panel.image.value == picture
+
+
+def test_every_slider_at_both_ends_gives_finite_values_and_no_warning():
+    panel = small_panel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for slider in panel.sliders.values():
+            start = slider.value
+            for end in (slider.min, slider.max):
+                slider.value = slider.base ** end if isinstance(slider, W.FloatLogSlider) else end
+                assert np.isfinite(panel.outputs()[0]).all()
+            slider.value = start
+
+
+def test_show_static_draws_at_the_notebook_resolution_and_leaves_the_live_picture_alone(monkeypatch, capsys):
+    from IPython.core.pylabtools import print_figure
+
+    static = []  # what the inline backend does with display(figure) in a notebook
+    monkeypatch.setattr(ah.widgets, "display", lambda fig: static.append(print_figure(fig, "png")))
+    panel = small_panel()
+    live = panel.image.value
+    panel.show_static()
+    assert "T = 1.00" in capsys.readouterr().out
+    assert pixels(static[0]).shape[1] > pixels(live).shape[1]  # 100 dpi, cropped tight
+    assert panel.figure.dpi == 72
+    panel.sliders["W_Q[1,1]"].value = -1.0
+    panel.sliders["W_Q[1,1]"].value = W_Q0[1, 1]
+    assert panel.image.value == live
+
+
+def test_moving_a_slider_away_and_back_gives_back_the_same_picture():
+    panel = small_panel()
+    first = panel.image.value
+    for value in (2.0, -2.0, W_K0[2, 1]):
+        panel.sliders["W_K[2,1]"].value = value
+    assert panel.image.value == first
+    assert pixels(first).shape[:2] == (244, 302)  # 4.2 x 3.4 inches at 72 dpi
+
+
+def test_redraw_shows_changes_made_to_the_figure_by_hand():
+    panel = make_panel()
+    panel.artists[2].ax.set_xlabel("key")
+    panel.artists[0].ax.set_title("renamed")
+    panel.redraw()
+    assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
+
+
+def test_an_error_during_a_slider_move_is_shown_in_the_panel_and_raised():
+    def compute(W_Q):
+        if W_Q[0, 0] > 1.5:
+            raise ValueError("W_Q[0,0] is too large for this demo")
+        return [W_Q]
+
+    panel = ah.Panel(compute, [dict(kind="heatmap")], weights={"W_Q": W_Q0})
+    with pytest.raises(ValueError, match="too large"):
+        panel.sliders["W_Q[0,0]"].value = 2.0
+    assert "ah-error" in panel.readout.value and "too large for this demo" in panel.readout.value
+
+
+def test_a_slider_moved_from_another_thread_prints_arrays_as_the_notebook_does():
+    # JupyterLab 4.6 runs widget callbacks in a kernel subshell thread, where
+    # NumPy's print options are the defaults unless the panel brings its own.
+    import threading
+
+    with np.printoptions(precision=3, suppress=True):
+        panel = ah.Panel(lambda W_Q: [W_Q, str(W_Q / 3)], [dict(kind="heatmap"), dict(kind="text")],
+                         weights={"W_Q": W_Q0})
+    thread = threading.Thread(target=lambda: setattr(panel.sliders["W_Q[0,0]"], "value", 0.5))
+    thread.start()
+    thread.join()
+    assert "0.167" in panel.readout.value and "0.16666" not in panel.readout.value
+
+
+def test_slider_values_lose_the_browsers_rounding_noise():
+    # In JavaScript -2 + 30 * 0.1 is 1.0000000000000004 and -2 + 20 * 0.1 is 4.4e-16.
+    panel = ah.Panel(lambda W_Q: [W_Q], [dict(kind="heatmap")], weights={"W_Q": W_Q0})
+    panel.sliders["W_Q[0,0]"].value = 1.0000000000000004
+    panel.sliders["W_Q[0,1]"].value = -4.4e-16
+    assert panel.values()["W_Q"][0, 0] == 1.0 and panel.values()["W_Q"][0, 1] == 0.0
+    assert panel.artists[0].texts[0][1].get_text() == "0.00"  # not -0.00
