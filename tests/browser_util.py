@@ -1,0 +1,340 @@
+"""JupyterLab in headless Chromium, shared by tests/test_browser.py and
+benchmarks/slider_latency.py.
+
+    with JupyterLab(folder) as lab, chromium() as browser:
+        page = browser.new_page()
+        open_notebook(page, lab, "00_input_matrix.ipynb")
+        errors = run_all(page)
+
+JupyterLab runs on 127.0.0.1 on a free port with a random token, with its
+own config, settings, workspace and runtime folders, so nothing of the user's
+setup leaks in and nothing is written outside the temporary folder. It is
+started with `expose_app_in_browser`, so the page can run JupyterLab's own
+commands (window.jupyterapp) and read the notebook model instead of scraping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM_ENV = "CHROMIUM_PATH"
+HOW_TO_ENABLE = (
+    "the browser tests need Chromium: install it with `sudo apt-get install chromium` "
+    f"(Debian/Ubuntu), or set {CHROMIUM_ENV}=/path/to/chromium (or Chrome); "
+    "deselect them with -m 'not browser'"
+)
+# Headless, offline and as root: no sandbox (root), no GPU, no QUIC, and none
+# of the background traffic Chromium starts on its own.
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+def find_chromium() -> str | None:
+    """The Chromium binary to use: $CHROMIUM_PATH, else chromium on the PATH."""
+    if os.environ.get(CHROMIUM_ENV):
+        return os.environ[CHROMIUM_ENV]
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+@contextlib.contextmanager
+def chromium(executable: str | None = None):
+    """A headless Chromium browser context with a fresh profile."""
+    from playwright.sync_api import sync_playwright
+
+    executable = executable or find_chromium()
+    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile, sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
+            viewport=VIEWPORT, timeout=60_000,
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop_with_parent() -> None:
+    """In the server's process, before it starts: on Linux, get SIGTERM when the
+    process that started it dies, even if that one is killed without clean-up."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def descendants(pid: int) -> list[int]:
+    """Process ids of every child, grandchild, ... of `pid` (kernels are children of the server)."""
+    children: dict[int, list[int]] = {}
+    if Path("/proc").is_dir():  # Linux: no need for `ps`, which slim images lack
+        for entry in Path("/proc").iterdir():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    else:
+        out = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            child, parent = map(int, line.split())
+            children.setdefault(parent, []).append(child)
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is dead but still listed until its parent reaps it.
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[-1].split()[0] == "Z")
+
+
+class JupyterLab:
+    """A JupyterLab server over `root`, stopped (kernels included) on exit."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+        self.proc: subprocess.Popen | None = None
+        self.left_behind: list[int] = []  # processes that had to be killed at stop()
+
+    def __enter__(self) -> JupyterLab:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self, timeout: float = 90) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="jupyterlab-")
+        tmp = Path(self._tmp.name)
+        (tmp / "config").mkdir()
+        (tmp / "config" / "jupyter_server_config.json").write_text(json.dumps({
+            "LabApp": {"expose_app_in_browser": True, "news_url": None, "extension_manager": "readonly",
+                       "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"},
+            "ServerApp": {"terminals_enabled": False, "allow_root": True},
+        }))
+        self.token, self.port = secrets.token_hex(16), _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"),
+                   JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), IPYTHONDIR=str(tmp / "ipython"),
+                   PYDEVD_DISABLE_FILE_VALIDATION="1")
+        env.pop("MPLBACKEND", None)  # the kernel picks the inline backend, as for a learner
+        # No "get Jupyter news?" toast over the notebook (and no request for news).
+        notification = tmp / "settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
+        notification.parent.mkdir(parents=True)
+        notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        self.log_path = tmp / "server.log"
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+             f"--port={self.port}", "--port-retries=0", f"--IdentityProvider.token={self.token}",
+             f"--ServerApp.root_dir={self.root}", f"--LabApp.user_settings_dir={tmp / 'settings'}",
+             f"--LabApp.workspaces_dir={tmp / 'workspaces'}"],
+            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            preexec_fn=_stop_with_parent,
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with code {self.proc.returncode}:\n{self.log()}")
+            try:
+                self.api("status")
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab is not up after {timeout} s:\n{self.log()}") from None
+                time.sleep(0.2)
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"{self.base}/{path.lstrip('/')}{sep}token={self.token}"
+
+    def api(self, path: str, method: str = "GET"):
+        request = urllib.request.Request(f"{self.base}/api/{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        for session in self.api("sessions"):
+            self.api(f"sessions/{session['id']}", method="DELETE")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.proc else ""
+
+    def stop(self) -> None:
+        """Stop the server and its kernels; kill (by pid) whatever survives a clean stop."""
+        if self.proc is None:
+            return
+        children = descendants(self.proc.pid)
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)  # jupyter-server shuts its kernels down, then exits
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        deadline = time.monotonic() + 10
+        while any(alive(p) for p in children) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.left_behind = [p for p in children if alive(p)]
+        for pid in self.left_behind:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self._log.close()
+        self._tmp.cleanup()
+        self.proc = None
+
+
+# ---- driving a notebook ----------------------------------------------------
+
+_CURRENT = "window.jupyterapp.shell.currentWidget"
+
+
+def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) -> None:
+    """Open notebook `name` (relative to the server root) and wait until its kernel is idle.
+
+    Every JupyterLab tab gets its own workspace, so no earlier notebook is reopened.
+    """
+    workspace = "w" + secrets.token_hex(4)
+    page.goto(lab.url(f"lab/workspaces/{workspace}/tree/{name}"), timeout=timeout)
+    page.wait_for_function(
+        f"""() => {{
+            const w = window.jupyterapp && {_CURRENT};
+            return w && w.context && w.context.path === {json.dumps(name)} && w.content
+                && w.sessionContext.session && w.sessionContext.session.kernel
+                && w.sessionContext.kernelDisplayStatus === 'idle';
+        }}""",
+        timeout=timeout, polling=100,
+    )
+    page.evaluate(PAGE_HELPERS)
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # more room for the notebook
+    # Record everything the kernel says on IOPub, so a warning or traceback
+    # printed by a slider callback (which no cell shows) is seen too.
+    page.evaluate(f"""() => {{
+        const w = {_CURRENT};
+        window.__iopub = [];
+        window.__idle = 0;  // how many requests the kernel has finished, slider moves included
+        w.sessionContext.iopubMessage.connect((_, msg) => {{
+            const t = msg.header.msg_type;
+            if (t === 'status' && msg.content.execution_state === 'idle') window.__idle++;
+            if (t === 'error' || (t === 'stream' && msg.content.name === 'stderr')) {{
+                window.__iopub.push(t === 'error' ? msg.content.ename + ': ' + msg.content.evalue
+                                                 : msg.content.text);
+            }}
+        }});
+    }}""")
+
+
+def run_all(page, timeout: float = 300_000) -> list[dict]:
+    """Run all cells (JupyterLab's Run ▸ Run All Cells) and wait for the kernel.
+
+    Returns one dict per code cell: index, tags, execution count, and the
+    error outputs it shows ("ename: evalue").
+    """
+    # The command's promise settles at the first error (even an expected one,
+    # in a raises-exception cell) while later cells may still run: so count
+    # execute requests and replies, and wait until every request is answered.
+    page.evaluate(f"""() => {{
+        const kernel = {_CURRENT}.sessionContext.session.kernel;
+        const n = window.__executes = {{sent: 0, answered: 0, settled: false}};
+        kernel.anyMessage.connect((_, {{msg, direction}}) => {{
+            if (msg.header.msg_type === 'execute_request' && direction === 'send') n.sent++;
+            if (msg.header.msg_type === 'execute_reply' && direction === 'recv') n.answered++;
+        }});
+        window.jupyterapp.commands.execute('notebook:run-all-cells').finally(() => {{ n.settled = true; }});
+    }}""")
+    page.wait_for_function("""() => { const n = window.__executes;
+        return n.settled && n.sent > 0 && n.answered === n.sent && window.__kernelIdle(); }""",
+                           timeout=timeout, polling=100)
+    return cells(page)
+
+
+def cells(page) -> list[dict]:
+    return page.evaluate(f"""() => {_CURRENT}.content.widgets
+        .map((cell, index) => ({{cell, index}}))
+        .filter(({{cell}}) => cell.model.type === 'code')
+        .map(({{cell, index}}) => {{
+            const outputs = cell.model.outputs.toJSON();
+            return {{
+                index,
+                tags: cell.model.getMetadata('tags') || [],
+                count: cell.model.executionCount,
+                source: cell.model.sharedModel.getSource(),
+                errors: outputs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue),
+            }};
+        }})""")
+
+
+def iopub_errors(page, clear: bool = False) -> list[str]:
+    """Tracebacks and stderr text the kernel sent since the notebook was opened (or cleared)."""
+    return page.evaluate("""clear => {
+        const seen = window.__iopub.slice();
+        if (clear) window.__iopub.length = 0;
+        return seen;
+    }""", clear)
+
+
+# Page-side helpers. __view(scope) is a signature of what a cell's output
+# shows: a hash of the pixels of every <img> and <canvas>, plus the text of
+# HTML read-outs, so two calls differ exactly when the picture changed.
+# __state(scope) is a cheap stand-in (image addresses) for polling.
+PAGE_HELPERS = """
+window.__sig = (el) => {
+    const w = el.naturalWidth || el.width, h = el.naturalHeight || el.height;
+    if ((el.tagName === 'IMG' && !el.complete) || !w || !h) return 'empty';
+    const c = document.createElement('canvas');
+    c.width = w; c.height = h;
+    const g = c.getContext('2d');
+    g.drawImage(el, 0, 0);
+    const d = new Uint32Array(g.getImageData(0, 0, w, h).data.buffer);
+    let x = 2166136261;
+    for (let i = 0; i < d.length; i++) x = Math.imul(x ^ d[i], 16777619);
+    return w + 'x' + h + ':' + (x >>> 0).toString(16);
+};
+window.__scope = (handle) => handle.closest('.jp-OutputArea') || document.body;
+window.__view = (scope) =>
+    [...scope.querySelectorAll('img, canvas')].map(window.__sig).join(' ') + ' | ' +
+    [...scope.querySelectorAll('.widget-html-content')].map(e => e.textContent).join(' ');
+// Cheaper than __view, for polling: changes whenever a picture or read-out is replaced.
+window.__state = (scope) =>
+    [...scope.querySelectorAll('img')].map(e => e.src.slice(-60)).join(' ') + ' | ' +
+    [...scope.querySelectorAll('.widget-html-content')].map(e => e.textContent).join(' ');
+window.__kernelIdle = () =>
+    window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle';
+"""

@@ -1,0 +1,216 @@
+"""Every notebook in a real JupyterLab in headless Chromium, as a learner sees it.
+
+For each notebook: open it, Run All, no cell shows an error (except cells
+tagged raises-exception) and the browser console shows none; then every
+slider goes to its top end, its bottom end and back, and each move must
+change the picture bound to it (and coming back must restore it exactly)
+without the kernel printing a warning or a traceback. A screenshot per
+notebook lands in test-artifacts/screenshots/.
+
+Run only these with `python -m pytest -m browser`, skip them with -m "not browser".
+They need Chromium (see browser_util.HOW_TO_ENABLE); without it they skip,
+except in CI (CI=true), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from browser_util import (
+    HOW_TO_ENABLE,
+    JupyterLab,
+    alive,
+    chromium,
+    descendants,
+    find_chromium,
+    iopub_errors,
+    open_notebook,
+    run_all,
+)
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+CHANGE_TIMEOUT = 10.0  # seconds for the kernel to answer a slider move; it takes ~0.05 s
+
+
+def _missing(reason: str):
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true and {reason}: {HOW_TO_ENABLE}")
+    pytest.skip(f"{reason}: {HOW_TO_ENABLE}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _missing("the playwright package is not installed (pip install -e '.[test]')")
+    path = find_chromium()
+    if path is None or not os.access(path, os.X_OK):
+        _missing(f"no Chromium found (looked at $CHROMIUM_PATH and the PATH; got {path!r})")
+    with chromium(path) as context:
+        yield context
+
+
+@pytest.fixture(scope="module")
+def lab(browser, tmp_path_factory, pytestconfig):
+    folder = tmp_path_factory.mktemp("notebooks")
+    shutil.copytree(ROOT / "notebooks", folder, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for old in SHOTS.glob("*.png"):  # only this run's screenshots
+        old.unlink()
+    with JupyterLab(folder) as server:
+        yield server
+    # Named in the log even without -s (capture off for a moment), so CI can keep the folder.
+    shots = sorted(SHOTS.glob("*.png")) if SHOTS.exists() else []
+    with pytestconfig.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
+        pytestconfig.pluginmanager.get_plugin("terminalreporter").write_line(
+            f"browser tests: {len(shots)} screenshots in {SHOTS.relative_to(ROOT)}/")
+    assert not server.left_behind, f"processes survived the server's shutdown: {server.left_behind}"
+
+
+@pytest.fixture
+def page(browser, lab):
+    page = browser.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda e: page.console_errors.append(f"uncaught: {e}"))
+    yield page
+    page.close()
+    lab.shutdown_kernels()
+
+
+def _wait(page, js: str, arg, timeout: float = CHANGE_TIMEOUT):
+    """Wait until `js(arg)` is truthy in the page; return its value, or None after `timeout`."""
+    try:
+        return page.wait_for_function(js, arg=arg, timeout=timeout * 1000, polling=20).json_value()
+    except Exception as err:  # playwright's TimeoutError
+        if "Timeout" not in type(err).__name__:
+            raise
+        return None
+
+
+_STATE = "window.__state(window.__scope(h))"  # cheap: which images and read-outs are shown
+# Settled: the kernel has been idle and the output unchanged for 100 ms; then
+# return the signature of what is shown (a hash of the pixels, see browser_util).
+_SETTLED = f"""([h]) => {{
+    const state = {_STATE}, now = performance.now();
+    if (!window.__kernelIdle() || state !== window.__lastState) {{
+        window.__lastState = state; window.__since = now; return false;
+    }}
+    return now - window.__since > 100 ? window.__view(window.__scope(h)) : false;
+}}"""
+
+
+def _settle(page, handle) -> str:
+    page.evaluate("() => { window.__lastState = null; }")
+    view = _wait(page, _SETTLED, [handle])
+    assert view is not None, f"the kernel stayed busy for {CHANGE_TIMEOUT} s after a slider move"
+    return view
+
+
+def _press(page, handle, key: str) -> tuple[str, str]:
+    """Press `key` on the focused slider; return (its value, the settled picture)."""
+    before, idle = handle.get_attribute("aria-valuenow"), page.evaluate("() => window.__idle")
+    page.keyboard.press(key)
+    value = handle.get_attribute("aria-valuenow")
+    if value != before:  # the kernel must have handled the move before the picture counts as settled
+        _wait(page, "n => window.__idle > n", idle)
+    return value, _settle(page, handle)
+
+
+def _name(handle) -> str:
+    return handle.evaluate("""h => {
+        const cell = h.closest('.jp-Cell'), cells = [...cell.parentElement.children];
+        const label = h.closest('.widget-slider')?.querySelector('.widget-label')?.textContent;
+        const group = h.closest('.widget-vbox')?.querySelector('.widget-html-content b')?.textContent;
+        return `slider ${label || '?'}${group ? ' of ' + group : ''} in cell ${cells.indexOf(cell)}`;
+    }""")
+
+
+def exercise_sliders(page) -> tuple[int, list[str]]:
+    """Move every slider to its top end, its bottom end and back; return (sliders, problems).
+
+    Each move that changes the value must change the picture; back at the
+    start value the picture must be exactly the first one (no stale redraw).
+    """
+    handles = page.query_selector_all(".jp-Notebook .jp-OutputArea .noUi-handle")
+    problems = []
+    for handle in handles:
+        if handle.get_attribute("aria-disabled") == "true":
+            continue
+        name = _name(handle)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        # noUiSlider's own API: the exact value (aria-valuenow is rounded), the step and the range.
+        slider = handle.evaluate("""h => { const s = h.closest('.noUi-target').noUiSlider;
+            return {value: Number(s.get(true)), step: s.options.step, min: s.options.range.min}; }""")
+        steps = (slider["value"] - slider["min"]) / slider["step"]
+        start_value, start = handle.get_attribute("aria-valuenow"), _settle(page, handle)
+        top_value, top = _press(page, handle, "End")
+        bottom_value, bottom = _press(page, handle, "Home")
+        for key, value_before, value, before, after in (("End", start_value, top_value, start, top),
+                                                        ("Home", top_value, bottom_value, top, bottom)):
+            if value != value_before and after == before:
+                problems.append(f"{name}: the picture did not change after {key} ({value_before} -> {value})")
+        # Back to where it started, one step at a time, as fast as keys go: the
+        # kernel sees only some of the steps, but must end on the last one.
+        for _ in range(round(steps)):
+            page.keyboard.press("ArrowRight")
+        back = _settle(page, handle)
+        if back != start and abs(steps - round(steps)) < 1e-6:  # (a start between steps can't be reached)
+            problems.append(f"{name}: back at {start_value}, the picture is not the one it started with "
+                            f"(slider shows {handle.get_attribute('aria-valuenow')}; a stale redraw?)")
+        print(f"  {name}: {start_value} -> {top_value} -> {bottom_value} -> back")
+    return len(handles), problems
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_and_every_slider_redraws(notebook, lab, page):
+    t0, log_start = time.monotonic(), len(lab.log())
+    open_notebook(page, lab, notebook.name)
+    cells = run_all(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / f"{notebook.stem}.png"
+    try:
+        failed = [c for c in cells if c["errors"] and "raises-exception" not in c["tags"]]
+        assert not failed, "cells show errors:\n" + "\n".join(
+            f"  cell {c['index']}: {c['errors']}" for c in failed)
+        not_run = [c["index"] for c in cells if c["count"] is None and c["source"].strip()]
+        assert not not_run, f"cells did not run: {not_run}"
+        assert not page.console_errors, f"browser console errors after Run All: {page.console_errors}"
+        iopub_errors(page, clear=True)  # the raises-exception cells' tracebacks are expected
+
+        n, problems = exercise_sliders(page)
+        kernel_said = iopub_errors(page)
+        assert not problems, "\n".join(problems)
+        assert not kernel_said, f"the kernel printed errors or warnings while sliders moved: {kernel_said}"
+        assert not page.console_errors, f"browser console errors while sliders moved: {page.console_errors}"
+        log = lab.log()[log_start:]
+        assert "Traceback" not in log, f"the server or the kernel logged a traceback:\n{log}"
+    finally:
+        # The first slider panel in view (its picture under its sliders), or wherever Run All ended.
+        page.evaluate("""() => document.querySelector('.jp-Notebook .jp-OutputArea .noUi-handle')
+            ?.closest('.jp-OutputArea').scrollIntoView({block: 'start'})""")
+        page.screenshot(path=shot)
+        print(f"\n{notebook.name}: screenshot {shot.relative_to(ROOT)}")
+    print(f"{notebook.name}: {len(cells)} code cells and {n} sliders in {time.monotonic() - t0:.1f} s")
+
+
+def test_stopping_jupyterlab_leaves_no_process_behind(tmp_path):
+    """The server stops with its kernels, even when a kernel is still running."""
+    with JupyterLab(tmp_path) as server:
+        server.api("kernels", method="POST")
+        deadline = time.monotonic() + 30
+        while not (children := descendants(server.proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert children, "the kernel did not start"
+    assert not server.left_behind
+    assert not [pid for pid in children if alive(pid)]
