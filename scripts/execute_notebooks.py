@@ -34,7 +34,7 @@ def execute(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    paths = [Path(p) for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    paths = [Path(p) for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     for path in paths:
         print(f"executing {path.name}", flush=True)
         execute(path.resolve())
