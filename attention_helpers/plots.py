@@ -99,7 +99,7 @@ def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> 
 class Bars:
     """A bar chart with its values written on the bars."""
 
-    def __init__(self, ax, values, labels, *, title=None, ylabel="probability",
+    def __init__(self, ax, values, labels, *, title=None, xlabel=None, ylabel="probability",
                  probabilities=True, fmt=".2f", color="#3b528b"):
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or len(labels) != len(values):
@@ -110,6 +110,8 @@ class Bars:
         self.ax, self.fmt, self.probabilities = ax, fmt, probabilities
         self.bars = ax.bar(range(len(values)), values, color=color)
         ax.set_xticks(range(len(values)), list(labels))
+        if xlabel:
+            ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         if title:
             ax.set_title(title)

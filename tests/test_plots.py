@@ -63,11 +63,11 @@ def test_plot_helpers_reject_mismatched_shapes(call, message):
 
 
 def test_bar_chart_updates_heights_and_labels():
-    bars = ah.bar_chart([0.2, 0.8], ["a", "b"], title="p")
+    bars = ah.bar_chart([0.2, 0.8], ["a", "b"], title="p", xlabel="key")
     bars.update([0.6, 0.4])
     assert [b.get_height() for b in bars.bars] == [0.6, 0.4]
     assert [t.get_text() for t in bars.texts] == ["0.60", "0.40"]
-    assert bars.ax.get_ylabel() == "probability"
+    assert bars.ax.get_ylabel() == "probability" and bars.ax.get_xlabel() == "key"
 
 
 def test_heatmap_draws_into_a_given_axes():
