@@ -133,5 +133,8 @@ def test_only_live_widget_cells_skip_comparison_and_each_has_a_static_twin(path)
 def test_stored_outputs_hold_no_paths_of_the_machine_that_ran_them(path):
     """Tracebacks carry file paths; scripts/execute_notebooks.py keeps only their last line."""
     text = path.read_text()
-    for pattern in (r"/work/", r"/home/\w", r"/root/", r"site-packages", r"[A-Z]:\\\\Users"):
+    # an absolute path to a Python file (a traceback's frame)
+    # (after a space, a quote or a colour code such as \u001b[32m), an installed package, a Windows home
+    for pattern in (r"(?:(?<![\w.])|(?<=\dm))/[\w.\-]+/[\w.\-/]*\.py\b", r"site-packages",
+                    r"[A-Z]:\\\\Users"):
         assert not re.search(pattern, text), f"{path.name} stores a local path matching {pattern}"
