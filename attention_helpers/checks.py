@@ -79,6 +79,17 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
     return _right(success or f"{name} matches, shape {got.shape}.")
 
 
+def _shape_answer(name, answer):
+    """A predicted shape as a tuple of ints, or the Check that says what is wrong with it."""
+    if answer is None or answer is Ellipsis:
+        return _wrong(f"{name} is still empty (None): fill in the code above and run it again.")
+    try:
+        return tuple(int(k) for k in answer)
+    except (TypeError, ValueError):
+        return _wrong(f"write the shape as a tuple of two whole numbers (rows, columns), "
+                      f"for example (2, 3); got {answer!r}.")
+
+
 def _call(fn, *args):
     """Run a learner's function; return (result, None) or (None, Check explaining the error).
 
@@ -225,12 +236,9 @@ def check_add_positions(fn) -> Check:
 
 def check_x_shape(answer, n_tokens=10, d_model=768) -> Check:
     """Check a predicted shape of X, (n_tokens, d_model), given as a tuple."""
-    if answer is None or answer is Ellipsis:
-        return _wrong("shape_X is still empty (None): fill in the code above and run it again.")
-    try:
-        got = tuple(int(k) for k in answer)
-    except (TypeError, ValueError):
-        return _wrong(f"give the shape as a tuple of two whole numbers (rows, columns), got {answer!r}.")
+    got = _shape_answer("shape_X", answer)
+    if isinstance(got, Check):
+        return got
     if len(got) != 2:
         return _wrong(f"X is 2-D, so its shape has two numbers (rows, columns); you gave {got}.")
     rows, cols = got
@@ -484,12 +492,9 @@ def check_scores(fn) -> Check:
 
 def check_scores_shape(answer, n=5, d_k=8) -> Check:
     """Check the predicted shape of Q·Kᵀ for n tokens with Q and K of shape [n, d_k]."""
-    if answer is None or answer is Ellipsis:
-        return _wrong("shape_for_5_tokens is still empty (None): fill in the code above and run it again.")
-    try:
-        got = tuple(int(s) for s in answer)
-    except (TypeError, ValueError):
-        return _wrong(f"write the shape as a tuple (rows, columns), for example (2, 3); got {answer!r}.")
+    got = _shape_answer("shape_for_5_tokens", answer)
+    if isinstance(got, Check):
+        return got
     hints = {
         (n, d_k): f"({n}, {d_k}) is the shape of Q (and of K) itself: one row per token, one column "
                   "per dimension. QKᵀ compares tokens with tokens.",

@@ -102,3 +102,8 @@ def hint(check) -> str:
     assert not check, f"expected a hint, got {check.message}"
     assert check.message.startswith("❌")
     return check.message
+
+
+def code_sources(path: Path) -> list[str]:
+    """The source of every code cell of a notebook, in order."""
+    return [c.source for c in read(path).cells if c.cell_type == "code"]

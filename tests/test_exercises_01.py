@@ -1,13 +1,12 @@
 """Notebook 01 (Q, K, V projections): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import code_sources, load_solutions
 from notebook_tools import hint as _message
-from notebook_tools import load_solutions
 
 import attention_helpers as ah
 from attention_helpers.checks import check_key_entry, check_qkv, check_qkv_shapes
@@ -18,12 +17,6 @@ NOTEBOOK = ROOT / "notebooks" / "01_qkv_projections.ipynb"
 
 sol = load_solutions("01")
 _, X = ah.examples.the_cat_sat()
-
-
-def _notebook_sources():
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-
 
 
 # ---- exercise 1: my_qkv ----------------------------------------------------
@@ -122,7 +115,7 @@ def test_key_entry_generic_hint_does_not_give_the_answer_away():
 # ---- the notebook and the solutions agree; the notebook holds no solution -------
 
 def test_notebook_exercises_match_the_solutions():
-    sources = _notebook_sources()
+    sources = code_sources(NOTEBOOK)
     (stub,) = [s for s in sources if "W_K_ex = np.array(" in s]
     namespace = {"np": np, "X": X}
     exec(stub, namespace)  # the stub defines W_K_ex, prints it and sets k_sat_1 = None
@@ -132,7 +125,7 @@ def test_notebook_exercises_match_the_solutions():
 
 
 def test_notebook_does_not_contain_the_solutions():
-    sources = _notebook_sources()
+    sources = code_sources(NOTEBOOK)
     (stub,) = [s for s in sources if "def my_qkv" in s]
     assert "@" not in stub and "Q = None" in stub
     text = "\n".join(sources)

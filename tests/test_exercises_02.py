@@ -1,13 +1,12 @@
 """Notebook 02 (dot-product scores): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import code_sources, load_solutions
 from notebook_tools import hint as _message
-from notebook_tools import load_solutions
 
 import attention_helpers as ah
 from attention_helpers.checks import check_eats_fish_score, check_scores, check_scores_shape
@@ -17,12 +16,6 @@ NOTEBOOK = ROOT / "notebooks" / "02_dot_product_scores.ipynb"
 
 
 sol = load_solutions("02")
-
-
-
-def _code_cells():
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
 
 
 # ---- exercise 1: one score by hand ------------------------------------------
@@ -42,7 +35,7 @@ def test_eats_fish_checker_uses_the_notebook_example():
     assert np.allclose(ah.checks._NB02_W_Q2, sol.W_Q2)
     assert np.allclose(ah.checks._NB02_W_K_EX, sol.W_K_EX)
     assert np.allclose(W_K, np.eye(2))
-    source = "\n".join(_code_cells())
+    source = "\n".join(code_sources(NOTEBOOK))
     assert "[1.0, 1.0],  # x[0] feeds both query dimensions" in source
     assert "[0.0, 1.0],  # x[1] feeds query dimension 1 only" in source
     assert "W_K_ex = np.array([\n    [1.0, 0.0],\n    [1.0, 1.0],\n])" in source
@@ -120,7 +113,7 @@ def test_shape_wrong_answers_get_their_hint(answer, fragment):
 # ---- the notebook never holds a solution ------------------------------------
 
 def test_notebook_stubs_are_empty():
-    source = "\n".join(_code_cells())
+    source = "\n".join(code_sources(NOTEBOOK))
     assert "score_eats_fish = None" in source
     assert "def my_scores(Q, K):\n    return None" in source
     assert "shape_for_5_tokens = None" in source

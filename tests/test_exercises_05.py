@@ -1,13 +1,12 @@
 """Notebook 05 (weighted sum and self-attention): the reference solutions pass their
 checkers, and each typical wrong answer gets its own hint."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import code_sources, load_solutions
 from notebook_tools import hint as _message
-from notebook_tools import load_solutions
 
 import attention_helpers as ah
 from attention_helpers.checks import check_masked_attention, check_output_row
@@ -17,12 +16,6 @@ NOTEBOOK = ROOT / "notebooks" / "05_weighted_sum_and_self_attention.ipynb"
 
 
 sol = load_solutions("05")
-
-
-def _code_cells():
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-
 
 
 # ---- exercise 1: one output row by hand --------------------------------------
@@ -164,7 +157,7 @@ def test_a_tuple_result_is_read_as_output():
 # ---- the notebook itself ---------------------------------------------------------
 
 def test_notebook_exercise_data_matches_solutions():
-    cell = next(src for src in _code_cells() if src.startswith("q_sat = "))
+    cell = next(src for src in code_sources(NOTEBOOK) if src.startswith("q_sat = "))
     namespace = {"np": np}
     exec(cell, namespace)
     for name in ("q_sat", "K_ex", "V_ex"):
@@ -172,7 +165,7 @@ def test_notebook_exercise_data_matches_solutions():
 
 
 def test_notebook_holds_stubs_not_solutions():
-    sources = _code_cells()
+    sources = code_sources(NOTEBOOK)
     assert "out_sat = None  # your code here" in sources
     stub = next(src for src in sources if src.startswith("def my_attention("))
     assert "return None  # your code here" in stub

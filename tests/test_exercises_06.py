@@ -1,13 +1,12 @@
 """Notebook 06 (KV cache and GQA): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from notebook_tools import code_sources, load_solutions
 from notebook_tools import hint as _message
-from notebook_tools import load_solutions
 
 from attention_helpers.checks import check_decode_step, check_kv_head, check_mistral_cache_bytes
 
@@ -16,12 +15,6 @@ NOTEBOOK = ROOT / "notebooks" / "06_kv_cache_gqa.ipynb"
 
 
 sol = load_solutions("06")
-
-
-
-def _notebook_sources():
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
 
 
 # ---- exercise 1: the cache size of Mistral-7B in float32 -------------------------
@@ -170,7 +163,7 @@ def test_kv_head_mistakes_get_their_hint(fn, fragment):
 # ---- the notebook and the solutions agree; the notebook holds no solution --------------
 
 def test_notebook_exercise_config_matches_the_solution():
-    sources = _notebook_sources()
+    sources = code_sources(NOTEBOOK)
     (config_cell,) = [s for s in sources if s.startswith("exercise_config = dict(")]
     namespace = {}
     exec(config_cell.replace("print(", "(lambda *a, **k: None)("), namespace)
@@ -178,7 +171,7 @@ def test_notebook_exercise_config_matches_the_solution():
 
 
 def test_notebook_does_not_contain_the_solutions():
-    sources = _notebook_sources()
+    sources = code_sources(NOTEBOOK)
     (stub1,) = [s for s in sources if s.startswith("my_cache_bytes =")]
     (stub2,) = [s for s in sources if "def my_decode_step" in s]
     (stub3,) = [s for s in sources if "def my_kv_head" in s]
