@@ -32,7 +32,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .plots import Bars, Heatmap
+from .plots import Bars, Heatmap, describe
 
 __all__ = ["Panel", "matrix_sliders"]
 
@@ -190,6 +190,9 @@ class Panel:
                 artist.update(result)
         self.readout.value = "<pre>" + "\n".join(texts) + "</pre>" if texts else ""
         self.image.value = self.png()
+        # The picture's text alternative: ipywidgets puts a tooltip into the <img>'s title,
+        # which screen readers announce when there is no alt.
+        self.image.tooltip = describe(self.figure)
 
     def png(self) -> bytes:
         """The figure as the live image shows it, as PNG bytes.
