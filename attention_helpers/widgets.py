@@ -116,6 +116,7 @@ class Panel:
         # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
         self.readout = W.HTML()
+        self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
         self._holding = False
         # In JupyterLab 4.6 with ipykernel 7, slider callbacks run in a kernel
         # subshell thread, while cells (set, show_static) run in the main one;
@@ -125,7 +126,7 @@ class Panel:
         self._show(results)
         for slider in self.sliders.values():
             slider.observe(self._on_change, names="value")
-        self.widget = W.VBox([self._controls_box(), self.image, self.readout])
+        self.widget = W.VBox([self._controls_box(), self.image, self.readout, self.described])
 
     # ---- values -------------------------------------------------------
     def values(self) -> dict:
@@ -190,9 +191,10 @@ class Panel:
                 artist.update(result)
         self.readout.value = "<pre>" + "\n".join(texts) + "</pre>" if texts else ""
         self.image.value = self.png()
-        # The picture's text alternative: ipywidgets puts a tooltip into the <img>'s title,
-        # which screen readers announce when there is no alt.
-        self.image.tooltip = describe(self.figure)
+        # The picture in words, under it (an ipywidgets 8.1 Image can carry neither alt
+        # nor a tooltip: with a tooltip its view fails to render in JupyterLab).
+        self.described.value = ("<details><summary>The picture in words</summary>"
+                                f"{html.escape(describe(self.figure))}</details>")
 
     def png(self) -> bytes:
         """The figure as the live image shows it, as PNG bytes.

@@ -7,6 +7,8 @@ image's "alt" metadata even when the inline backend is configured after the
 helpers were imported, as happens in a notebook.
 """
 
+import html
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -127,12 +129,13 @@ def test_ipython_puts_the_description_into_the_images_alt_metadata():
         InteractiveShell.clear_instance()
 
 
-def test_a_live_panel_gives_its_picture_the_description_as_a_tooltip():
+def test_a_live_panel_describes_its_picture_under_it_and_keeps_it_up_to_date():
     tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
     panel = ah.Panel(lambda W_Q: [ah.self_attention(X, W_Q, W_K, W_V)[1]],
                      [{"kind": "heatmap", "row_labels": tokens, "col_labels": tokens,
                        "title": "weights", "probabilities": True}], weights={"W_Q": W_Q})
-    before = panel.image.tooltip
-    assert before == describe(panel.figure) and "row fish:" in before
-    panel.set(W_Q=np.zeros((2, 2)))
-    assert "row cat: 0.33, 0.33, 0.33" in panel.image.tooltip
+    assert panel.described in panel.widget.children
+    assert html.escape(describe(panel.figure)) in panel.described.value
+    assert "row fish:" in panel.described.value
+    panel.set(W_Q=np.zeros((2, 2)))  # every score 0: every weight 1/3
+    assert "row cat: 0.33, 0.33, 0.33" in panel.described.value
