@@ -81,6 +81,22 @@ def rewrite_links(page: str, source: Path, site: dict[Path, str], repo: str) -> 
     return re.sub(r'\b(href)="([^"]*)"', target, page)
 
 
+def github_anchors(page: str) -> str:
+    """Give each heading also the id GitHub gives it ("#a-90-minute-lesson"), which the
+    markdown links use, next to nbconvert's own ("#A-90-minute-lesson")."""
+    seen: dict[str, int] = {}
+
+    def add(match):
+        text = re.sub(r"<[^>]+>", "", match.group(3)).replace("¶", "").strip().lower()
+        slug = re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        slug = f"{slug}-{count}" if count else slug
+        return f'{match.group(1)}<span id="{slug}"></span>{match.group(3)}'
+
+    return re.sub(r'(<h([1-6]) id="[^"]*">)(.*?)(?=</h\2>)', add, page, flags=re.S)
+
+
 def drop_remote_images(page: str) -> str:
     """Replace an image from the web (a Binder badge) by its alt text: the edition loads nothing."""
     def text(match):
@@ -101,7 +117,7 @@ def build(out_dir: Path) -> list[Path]:
         elif source.suffix == ".md":
             nb.metadata["title"] = "Attention math, step by step"
         page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})
-        page = drop_remote_images(rewrite_links(page, source, site, repo))
+        page = drop_remote_images(github_anchors(rewrite_links(page, source, site, repo)))
         (out_dir / name).write_text(page, encoding="utf-8")
         written.append(out_dir / name)
     printable = _printable_cheat_sheet()
