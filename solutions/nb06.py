@@ -12,8 +12,7 @@ __all__ = ["exercise_config", "my_cache_bytes", "my_decode_step", "my_kv_head"]
 
 
 # Exercise 1: the KV cache of Mistral-7B for 3000 tokens kept in float32.
-exercise_config = dict(n_layers=32, n_q_heads=32, n_kv_heads=8, d_head=128, seq_len=3000,
-                       bytes_per_value=4)
+exercise_config = ah.examples.mistral_cache_exercise()
 c = exercise_config
 # 2 (K and V) × layers × KV heads × d_head × tokens × bytes per value
 my_cache_bytes = 2 * c["n_layers"] * c["n_kv_heads"] * c["d_head"] * c["seq_len"] * c["bytes_per_value"]
