@@ -5,8 +5,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from notebook_tools import code_sources, load_solutions, notebook_value
 from notebook_tools import hint as _message
+from notebook_tools import load_solutions, notebook_value
 
 import attention_helpers as ah
 from attention_helpers.checks import check_eats_fish_score, check_scores, check_scores_shape
@@ -104,13 +104,3 @@ def test_shape_solution_passes():
 ])
 def test_shape_wrong_answers_get_their_hint(answer, fragment):
     assert fragment in _message(check_scores_shape(answer))
-
-
-# ---- the notebook never holds a solution ------------------------------------
-
-def test_notebook_stubs_are_empty():
-    source = "\n".join(code_sources(NOTEBOOK))
-    assert "score_eats_fish = None" in source
-    assert "def my_scores(Q, K):\n    return None" in source
-    assert "shape_for_5_tokens = None" in source
-    assert "3 * 6 + 4 * 4" not in source
