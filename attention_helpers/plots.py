@@ -183,7 +183,8 @@ class Bars:
         axis = _plain(self.ax.get_xlabel())
         heights = [format(bar.get_height(), self.fmt) for bar in self.bars]
         return (f"{name} of {_plain(self.ax.get_ylabel())}" + (f" per {axis}" if axis else "") + ": "
-                + ", ".join(f"{label} {h}" for label, h in zip(self.labels, heights)) + ".")
+                + ", ".join(f"{' '.join(str(label).split())} {h}" for label, h in zip(self.labels, heights))
+                + ".")
 
 
 def bar_chart(values, labels, *, ax=None, **options) -> Bars:
@@ -213,6 +214,8 @@ def vectors_2d(vectors: dict, *, ax=None, title=None, colors=None):
     ax.set_ylabel("dimension 1")
     if title:
         ax.set_title(title)
+    set_description(ax, (f"Arrows {title!r} from the origin: " if title else "Arrows from the origin: ")
+                    + "; ".join(f"{label} to ({x:g}, {y:g})" for label, (x, y) in zip(vectors, points)) + ".")
     return ax
 
 
@@ -281,30 +284,39 @@ def _describe_axes(ax) -> str:
         if label.startswith("_") or len(x) == 0:
             unlabelled += 1
             continue
-        parts.append(f"{_plain(label)!r}: {len(x)} points, at x = {x[0]:.3g} y = {y[0]:.3g}, "
-                     f"at x = {x[-1]:.3g} y = {y[-1]:.3g}, y from {np.nanmin(y):.3g} to {np.nanmax(y):.3g}")
+        parts.append(f"{_plain(label)!r}: {len(x)} points, at x = {x[0]:.4g} y = {y[0]:.3g}, "
+                     f"at x = {x[-1]:.4g} y = {y[-1]:.3g}, y from {np.nanmin(y):.3g} to {np.nanmax(y):.3g}")
     if unlabelled:
         parts.append(f"{unlabelled} unlabelled line{'s' if unlabelled > 1 else ''}")
-    points = sum(len(c.get_offsets()) for c in ax.collections)
-    if points:
-        parts.append(f"{points} markers")
+    points = np.concatenate([np.asarray(c.get_offsets(), float).reshape(-1, 2) for c in ax.collections]
+                            or [np.zeros((0, 2))])
+    if len(points):
+        rows = {round(float(y), 6): t.get_text() for y, t in zip(ax.get_yticks(), ax.get_yticklabels())}
+        names = [rows.get(round(float(y), 6)) for y in points[:, 1]]
+        if all(names):  # each marker sits on a labelled row: count them per row
+            parts.append(", ".join(f"{names.count(n)} markers on {n}" for n in dict.fromkeys(names)))
+        else:
+            parts.append(f"{len(points)} markers")
     if not ax.containers and not any(not line.get_label().startswith("_") for line in ax.get_lines()):
-        words = [t.get_text() for t in ax.texts if t.get_text().strip()]
+        words = list(dict.fromkeys(t.get_text().strip() for t in ax.texts if t.get_text().strip()))
         if words:
             parts.append("texts: " + _join(words, 12))
     return "; ".join(parts) + "."
 
 
 def _near_tick(ax, x, ticks):
-    """The label of the x tick at position x, or x itself."""
-    for position, text in zip(ax.get_xticks(), ticks):
-        if abs(position - x) < 0.25 and text:
-            return text
+    """The label of the x tick nearest to position x (within half a tick spacing), or x itself."""
+    positions = np.asarray(ax.get_xticks(), dtype=float)
+    if len(positions) and len(positions) == len(ticks):
+        k = int(np.abs(positions - x).argmin())
+        spacing = np.diff(np.sort(positions)).min() if len(positions) > 1 else 1.0
+        if abs(positions[k] - x) < spacing / 2 and ticks[k]:
+            return ticks[k]
     return f"{x:g}"
 
 
 def _join(labels, at_most=10) -> str:
-    labels = [str(label) for label in labels]
+    labels = [" ".join(str(label).split()) for label in labels]
     more = len(labels) - at_most
     return ", ".join(labels[:at_most]) + (f" and {more} more" if more > 0 else "")
 

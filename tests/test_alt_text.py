@@ -139,3 +139,22 @@ def test_a_live_panel_describes_its_picture_under_it_and_keeps_it_up_to_date():
     assert "row fish:" in panel.described.value
     panel.set(W_Q=np.zeros((2, 2)))  # every score 0: every weight 1/3
     assert "row cat: 0.33, 0.33, 0.33" in panel.described.value
+
+
+def test_bars_offset_from_their_ticks_are_named_by_the_nearest_tick():
+    fig, ax = plt.subplots()
+    for k, height in enumerate([0.25, 0.5, 0.75, 1.0]):  # four series side by side, as in notebook 04
+        ax.bar(np.arange(2) + 0.2 * (k - 1.5), [height, height / 2], 0.2, label=f"T = {k}")
+    ax.set(xticks=range(2), xticklabels=["token 1", "token 2"])
+    assert "bars 'T = 0': token 1 0.25, token 2 0.125" in describe(ax)
+    assert "bars 'T = 3': token 1 1, token 2 0.5" in describe(ax)
+
+
+def test_arrows_and_markers_say_where_they_are():
+    ax = ah.vectors_2d({"fish": [2.0, 4.0], "cat": [1.0, 2.0]}, title="keys")
+    assert describe(ax.figure) == "Arrows 'keys' from the origin: fish to (2, 4); cat to (1, 2)."
+    fig, ax = plt.subplots()
+    ax.scatter(range(8), np.ones(8))
+    ax.scatter([1.5, 5.5], [0, 0])
+    ax.set(yticks=[0, 1], yticklabels=["KV heads", "query heads"])
+    assert "8 markers on query heads, 2 markers on KV heads" in describe(fig)
