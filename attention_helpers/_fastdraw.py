@@ -1,6 +1,6 @@
 """Fast redraws of a panel's figure: the drawing tricks behind Panel, in one place.
 
-    png(figure, moving, relayout=False) -> PNG bytes
+    png(figure, moving, fresh=False) -> PNG bytes
 
 gives the same picture as drawing the whole figure (tests/test_widgets.py
 checks it within a pixel), faster: the parts that never move (axes, tick
@@ -8,7 +8,7 @@ labels, titles, colour bars) are drawn once and saved; a slider move puts the
 saved picture back and draws only the `moving` artists over it
 (matplotlib's "blitting"). Numbers are pasted from pictures typeset once
 (`_Stamps`), and the PNG is encoded at a fast compression level.
-Pass relayout=True after changing anything outside `moving` (a scale, a title).
+Pass fresh=True after changing anything outside `moving` (the layout, a title).
 benchmarks/slider_latency.py --kernel measures what each step costs.
 """
 
@@ -30,17 +30,14 @@ __all__ = ["png"]
 _backgrounds = weakref.WeakKeyDictionary()  # figure -> its saved picture without the moving artists
 
 
-def png(figure, moving, relayout=False) -> bytes:
-    """The figure as PNG bytes, redrawing only `moving` over a saved picture of the rest."""
+def png(figure, moving, fresh=False) -> bytes:
+    """The figure as PNG bytes, redrawing only `moving` over a saved picture of the rest
+    (drawn afresh if `fresh`), with the layout as it is."""
     canvas = figure.canvas
     if figure not in _backgrounds:  # first call: forget the picture whenever anything draws the figure
         canvas.mpl_connect("draw_event", lambda event: _backgrounds.__setitem__(event.canvas.figure, None))
         _backgrounds[figure] = None
-    if relayout:
-        engine = figure.get_layout_engine()
-        if engine is not None:
-            engine.execute(figure)  # with everything in it; a second pass settles it
-            engine.execute(figure)
+    if fresh:
         _backgrounds[figure] = None
     if _backgrounds[figure] is None:
         with _frozen_layout(figure), _hidden(moving):

@@ -7,11 +7,13 @@ next to heatmaps and bar charts that redraw on every move.
 
 A slider move: read the sliders -> compute -> update the views -> show the picture.
 
-Each colour bar and value axis keeps one scale for the whole panel, chosen at
-the start to cover every value the sliders reach at their ends (see
-_extreme_results), so colours mean the same on every move and the layout never
-has to be solved again. A value outside it widens the scale: nothing is clipped.
-The picture comes from _fastdraw.png, which redraws only what moved
+The layout is solved once, so a move only redraws what moved: a bar chart
+keeps one value axis, fixed at the start to cover every value the sliders
+reach at their ends (so bars can be compared from move to move); a heatmap's
+colour scale follows its values (for contrast), with room kept beside its
+colour bar for the widest tick labels those ends give. A value beyond the
+axis, or a wider label, widens it and solves the layout again: nothing is
+clipped. The picture comes from _fastdraw.png, which redraws only what moved
 (tested equal to a full draw in tests/test_widgets.py).
 """
 
@@ -95,8 +97,19 @@ class Panel:
         results = self._results()
         self.artists = [_make_view(view, next(axes), result) if view["kind"] != "text" else None
                         for view, result in zip(self.views, results)]
-        self._fix_scales(self._extreme_results())
+        extremes = self._extreme_results()
+        self._fix_scales(extremes)
         self._moving = [a for artist in self.artists if artist is not None for a in artist.moving]
+        # Free colour scales (a heatmap with a colour bar): the scale that gives the widest labels.
+        self._widest = {}  # heatmap -> (its scale with the widest labels, their width)
+        for k, artist in enumerate(self.artists):
+            if isinstance(artist, Heatmap) and artist.colorbar and not artist.fixed_limits:
+                self._widest[artist] = max(((lims, _label_width(artist, *lims))
+                                            for lims in (_value_range(r[k]) for r in extremes)),
+                                           key=lambda found: found[1])
+        # The panel solves its layout itself (see _solve_layout); any other draw keeps it.
+        self._layout = self.figure.get_layout_engine()
+        self.figure.set_layout_engine("none")
 
         # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
@@ -166,13 +179,16 @@ class Panel:
         return results
 
     def _show(self, results, relayout=False):
-        relayout = self._fix_scales([results]) or relayout  # a value beyond the scale widens it
+        relayout = self._fix_scales([results]) or relayout  # a value beyond a bar axis widens it
         for artist, result in zip(self.artists, results):
             if artist is not None:
                 artist.update(result)
+        relayout = self._widen_label_room() or relayout
+        if relayout:
+            self._solve_layout()
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
-        self.image.value = _fastdraw.png(self.figure, self._moving, relayout)
+        self.image.value = _fastdraw.png(self.figure, self._moving, fresh=relayout)
 
     def _on_change(self, change) -> None:
         with self._lock:
@@ -211,19 +227,36 @@ class Panel:
         return found
 
     def _fix_scales(self, many_results) -> bool:
-        """Widen each view's fixed scale to cover `many_results`; True if one changed."""
+        """Fix (or widen) each bar chart's value axis to cover `many_results`; True if one changed."""
         changed = False
         for k, artist in enumerate(self.artists):
-            if artist is None:
+            if not isinstance(artist, Bars) or artist.probabilities:
                 continue
-            values = np.concatenate([np.ravel(np.asarray(r[k], dtype=float)) for r in many_results])
-            values = values[np.isfinite(values)]
-            fixed = artist.fixed_limits if isinstance(artist, Heatmap) else artist.value_range is not None
-            lo, hi = artist.limits if fixed else (np.inf, -np.inf)
-            if values.size and (values.min() < lo or values.max() > hi):
-                artist.fix_limits(min(lo, float(values.min())), max(hi, float(values.max())))
+            lo, hi = artist.value_range or (np.inf, -np.inf)
+            low, high = _value_range(*(r[k] for r in many_results))
+            if low < lo or high > hi:
+                artist.fix_limits(min(lo, low), max(hi, high))
                 changed = True
         return changed
+
+    def _widen_label_room(self) -> bool:
+        """True if a colour bar now has wider tick labels than the layout has room for."""
+        wider = False
+        for heat, (_, width) in self._widest.items():
+            now = _label_width(heat)
+            if now > width:
+                self._widest[heat], wider = (heat.limits, now), True
+        return wider
+
+    def _solve_layout(self) -> None:
+        """Solve the layout with each free colour bar at its widest labels (then back)."""
+        now = {heat: heat.limits for heat in self._widest}
+        for heat, ((lo, hi), _) in self._widest.items():
+            heat.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
+        self._layout.execute(self.figure)  # with everything in it; a second pass settles it
+        self._layout.execute(self.figure)
+        for heat, (lo, hi) in now.items():
+            heat.image.set_clim(lo, hi)
 
     # ---- what the notebook shows -----------------------------------------
     def _controls_box(self):
@@ -262,12 +295,9 @@ class Panel:
         self.redraw()
         with self._lock:
             self.figure.set_dpi(mpl.rcParams["figure.dpi"])
-            engine = self.figure.get_layout_engine()
-            self.figure.set_layout_engine("none")  # keep the live picture's layout
             try:
                 display(self.figure)
             finally:
-                self.figure.set_layout_engine(engine)
                 self.figure.set_dpi(self.dpi)
 
 
@@ -291,6 +321,25 @@ def _ends(slider) -> list:
     if hasattr(slider, "min"):
         return [slider.min, slider.max]
     return [slider.value]
+
+
+def _value_range(*results) -> tuple[float, float]:
+    """(lowest, highest) finite value in `results`; (inf, -inf) if none."""
+    values = np.concatenate([np.ravel(np.asarray(r, dtype=float)) for r in results])
+    values = values[np.isfinite(values)]
+    return (float(values.min()), float(values.max())) if values.size else (np.inf, -np.inf)
+
+
+def _label_width(heat, *scale) -> int:
+    """Characters in the longest tick label of `heat`'s colour bar (on the scale low, high if given)."""
+    before = heat.image.get_clim()
+    if scale:
+        heat.image.set_clim(scale[0], scale[1] if scale[1] > scale[0] else scale[0] + 1e-9)
+    axis = heat.colorbar.ax.yaxis
+    width = max([len(t.get_text()) for t in axis.get_ticklabels()] + [len(axis.get_offset_text().get_text())])
+    if scale:
+        heat.image.set_clim(*before)
+    return width
 
 
 def _and(words) -> str:

@@ -112,10 +112,23 @@ def test_a_move_draws_only_the_moving_parts_when_the_layout_cannot_change():
     assert len(draws) == 1
 
 
-def test_free_scales_are_fixed_once_and_cover_every_slider_at_either_end():
+def layout(panel) -> list:
+    """Where every Axes (colour bars included) sits in the figure."""
+    return [ax.get_position().bounds for ax in panel.figure.axes]
+
+
+def inside_the_figure(panel) -> bool:
+    """Every Axes with its tick labels and titles lies within the figure (nothing clipped)."""
+    renderer = panel.figure.canvas.get_renderer()
+    fig = panel.figure.bbox
+    return all(fig.x0 - 1 <= b.x0 and b.x1 <= fig.x1 + 1 and fig.y0 - 1 <= b.y0 and b.y1 <= fig.y1 + 1
+               for b in (ax.get_tightbbox(renderer) for ax in panel.figure.axes))
+
+
+def test_at_every_slider_end_the_scales_cover_the_values_and_the_layout_stays():
     panel = make_panel()
     heat_scores, bars = panel.artists[1], panel.artists[2]
-    limits = [a.limits for a in panel.artists if a is not None]
+    bar_limits, where = bars.limits, layout(panel)
     draws = count_full_draws(panel)
     for key, slider in panel.sliders.items():
         start = slider.value
@@ -123,28 +136,35 @@ def test_free_scales_are_fixed_once_and_cover_every_slider_at_either_end():
                 else (slider.min, slider.max))
         for end in ends:
             slider.value = end
-            # independent of the panel: the scores computed here from the sliders' values
-            scores = attention(**panel.values())[1]
+            # computed here from the sliders' values, independently of the panel's pictures
+            _, scores, row0, _ = attention(**panel.values())
             lo, hi = heat_scores.limits
             assert lo <= scores.min() and scores.max() <= hi, f"{key} at {end}: {scores} beyond {lo, hi}"
-            row0 = attention(**panel.values())[2]
             assert bars.limits[0] <= row0.min() and row0.max() <= bars.limits[1]
         slider.value = start
-    assert [a.limits for a in panel.artists if a is not None] == limits  # no scale had to widen
-    assert draws == []  # so the layout was never solved again
+    assert bars.limits == bar_limits  # the value axis fixed at the start covered every end
+    assert layout(panel) == where and draws == []  # the layout was never solved again
+    assert inside_the_figure(panel)
     assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
 
 
-def test_a_value_beyond_the_fixed_scale_widens_it_instead_of_clipping():
+def test_a_value_beyond_the_scales_widens_them_instead_of_clipping():
     # compute jumps at 1.5 (between the ends), so the ends alone cannot predict it
     def compute(W_Q):
-        return [W_Q * (10 if W_Q[0, 0] == 1.5 else 1)]
+        jump = 1000 if W_Q[0, 0] == 1.5 else 1
+        return [W_Q * jump, W_Q[:, 0] * jump]
 
-    panel = ah.Panel(compute, [dict(kind="heatmap")], weights={"W_Q": W_Q0})
-    assert panel.artists[0].limits == (-2.0, 2.0)  # every entry at either end
+    panel = ah.Panel(compute, [dict(kind="heatmap"), dict(kind="bars", labels="abcd", probabilities=False)],
+                     weights={"W_Q": W_Q0})
+    heat, bars = panel.artists
+    assert bars.limits == (-2.0, 2.0)  # each entry at either end
+    where = layout(panel)
     panel.sliders["W_Q[0,0]"].value = 1.5
-    shown = 10 * np.where(np.arange(8).reshape(4, 2) == 0, 1.5, W_Q0)
-    assert panel.artists[0].limits == (shown.min(), shown.max()) == (-5.0, 15.0)
+    shown = 1000 * np.where(np.arange(8).reshape(4, 2) == 0, 1.5, W_Q0)
+    assert heat.limits == (shown.min(), shown.max()) == (-500.0, 1500.0)
+    assert bars.limits == (-500.0, 1500.0)
+    assert layout(panel) != where  # longer tick labels ("1500"): the layout made room for them
+    assert inside_the_figure(panel)
     assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
 
 
