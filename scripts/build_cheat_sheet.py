@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import nbformat
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,21 +31,52 @@ import attention_helpers as ah  # noqa: E402
 
 PAPER = {"a4": "A4", "letter": "letter"}
 
-# Symbol, shape, meaning: the notation of the course (the cheat sheet notebook's table).
+CHEAT_SHEET = ROOT / "notebooks" / "cheat_sheet.ipynb"
+
+# Symbol, shape, meaning: used only while the cheat sheet notebook has no "Notation" table,
+# which is the one source of the course's notation (see notation()).
 NOTATION = [
     ("n", "", "number of tokens (rows of X)"),
     ("d_model", "", "width of a token's vector (columns of X)"),
     ("d_k", "", "width of a query and a key"),
     ("d_v", "", "width of a value (and of an output row)"),
     ("X", "[n, d_model]", "input: one row per token (embedding + position)"),
-    ("P", "[n, d_model]", "position code, added to the embeddings"),
+    ("PE", "[n, d_model]", "position code, added to the embeddings"),
     ("W_Q, W_K, W_V", "[d_model, d_k], [d_model, d_k], [d_model, d_v]", "learned weight matrices"),
     ("Q, K, V", "[n, d_k], [n, d_k], [n, d_v]", "queries, keys, values: computed from X"),
-    ("S", "[n, n]", "scores Q·Kᵀ/√d_k: query = row, key = column"),
+    ("S", "[n, n]", "raw scores Q·Kᵀ: query = row, key = column"),
     ("M", "[n, n]", "mask: True = may attend; hidden scores become −∞"),
-    ("A", "[n, n]", "weights softmax(S), row by row: each row sums to 1"),
+    ("A", "[n, n]", "weights softmax(S/√d_k), row by row: each row sums to 1"),
     ("output", "[n, d_v]", "A·V: each row mixes the value rows"),
 ]
+
+
+_TEX = [(r"\\sqrt\{([^}]*)\}", r"√\1"), (r"\^\{?\\top\}?", "ᵀ"), (r"_\{([^}]*)\}", r"_\1"),
+        (r"\s*\\cdot\s*", "·"), (r"\\dots", "…"), (r"\\", ""), (r"[$`*]", "")]
+
+
+def plain(markdown: str) -> str:
+    """A table cell of the notebook as plain text: $d_{model}$ -> d_model, `S` -> S."""
+    for tex, text in _TEX:
+        markdown = re.sub(tex, text, markdown)
+    return markdown.strip()
+
+
+def notation(path: Path = CHEAT_SHEET) -> list[tuple[str, str, str]]:
+    """(symbol, shape, meaning) rows of the cheat sheet notebook's notation table,
+    so the printed page and the notebook cannot disagree (NOTATION until it has one)."""
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "markdown" or not re.search(r"(?im)^#+\s*notation", cell.source):
+            continue
+        rows = [[plain(c) for c in line.strip().strip("|").split("|")]
+                for line in cell.source.splitlines() if line.lstrip().startswith("|")]
+        header = [h.lower() for h in rows[0]]
+        if not {"symbol", "what it is", "shape"} <= set(header):
+            raise ValueError(f"the notation table of {path.name} needs the columns symbol, what it is "
+                             f"and shape; it has {rows[0]}")
+        columns = [header.index(name) for name in ("symbol", "shape", "what it is")]
+        return [tuple(row[k] for k in columns) for row in rows[2:] if len(row) == len(header)]
+    return NOTATION
 
 
 def facts() -> dict:
@@ -58,7 +91,7 @@ def facts() -> dict:
     return {
         "tokens": tokens, "d_k": d_k, "sqrt_d_k": float(np.sqrt(d_k)),
         "matrices": {"X": X, "Q = X·W_Q": Q, "K = X·W_K": K, "V = X·W_V": V,
-                     "Q·Kᵀ": Q @ K.T, "S = Q·Kᵀ/√d_k": S, "A = softmax(S)": A,
+                     "S = Q·Kᵀ": Q @ K.T, "S/√d_k": S, "A = softmax(S/√d_k)": A,
                      "output = A·V": output, "A with a causal mask": A_causal},
         "weights": {"W_Q": W_Q, "W_K": W_K, "W_V": W_V},
         "kv": {**llama, "gib": {h: ah.kv_cache_bytes(n_kv_heads=h, **llama) / 2**30 for h in (64, 8, 1)}},
@@ -75,13 +108,13 @@ def matrix_html(name: str, M, tokens=None) -> str:
             + "".join(rows) + "</table>")
 
 
-def render_html(paper: str = "a4") -> str:
+def render_html(paper: str = "a4", notebook: Path = CHEAT_SHEET) -> str:
     if paper not in PAPER:
         raise ValueError(f"paper must be one of {sorted(PAPER)}, got {paper!r}")
     f = facts()
     tokens, kv = f["tokens"], f["kv"]
-    notation = "".join(f"<tr><td><b>{html.escape(s)}</b></td><td>{html.escape(shape)}</td>"
-                       f"<td>{html.escape(meaning)}</td></tr>" for s, shape, meaning in NOTATION)
+    table = "".join(f"<tr><td><b>{html.escape(s)}</b></td><td>{html.escape(shape)}</td>"
+                    f"<td>{html.escape(meaning)}</td></tr>" for s, shape, meaning in notation(notebook))
     running = "".join(matrix_html(name, M, tokens) for name, M in f["matrices"].items())
     weights = "".join(matrix_html(name, M) for name, M in f["weights"].items())
     gib = kv["gib"]
@@ -89,15 +122,16 @@ def render_html(paper: str = "a4") -> str:
 <html lang="en"><head><meta charset="utf-8">
 <title>Attention on one page: cheat sheet</title>
 <style>
-@page {{ size: {PAPER[paper]}; margin: 10mm; }}
-body {{ font: 8.6pt/1.3 "DejaVu Sans", Arial, sans-serif; margin: 0; color: #000; }}
-h1 {{ font-size: 14pt; margin: 0 0 2mm; }}
-h2 {{ font-size: 10pt; margin: 2.5mm 0 1mm; border-bottom: 0.3mm solid #3b528b; }}
+@page {{ size: {PAPER[paper]}; margin: 9mm 10mm; }}
+body {{ font: 8pt/1.25 "DejaVu Sans", Arial, sans-serif; margin: 0; color: #000; }}
+h1 {{ font-size: 13pt; margin: 0 0 1.5mm; }}
+h2 {{ font-size: 9.5pt; margin: 2mm 0 1mm; border-bottom: 0.3mm solid #3b528b; }}
 p {{ margin: 0.8mm 0; }}
 .formula {{ font-size: 12pt; text-align: center; margin: 1.5mm 0; }}
 table {{ border-collapse: collapse; }}
-.notation td {{ padding: 0.3mm 1.5mm; border-bottom: 0.1mm solid #bbb; vertical-align: top; }}
-.m {{ display: inline-table; margin: 0 2.5mm 1.5mm 0; font-family: "DejaVu Sans Mono", monospace; }}
+.notation td {{ padding: 0.2mm 1.5mm; border-bottom: 0.1mm solid #bbb; vertical-align: top; }}
+.notation td:first-child {{ white-space: nowrap; }}
+.m {{ display: inline-table; margin: 0 2mm 1mm 0; font-family: "DejaVu Sans Mono", monospace; }}
 .m caption {{ font-family: "DejaVu Sans", sans-serif; font-weight: bold; text-align: left; }}
 .m td, .m th {{ padding: 0 1.2mm; text-align: right; border: 0.1mm solid #bbb; }}
 .m th {{ text-align: left; font-weight: normal; font-style: italic; }}
@@ -109,18 +143,18 @@ footer {{ margin-top: 2mm; font-size: 7.5pt; color: #333; }}
 K = X·W<sub>K</sub>, V = X·W<sub>V</sub></p>
 <p>The softmax runs on each row: one row per query, one column per key. With a mask M (True = may
 attend), hidden scores are set to −∞ before the softmax: <code>np.where(M, S, -np.inf)</code>, so each
-row still sums to 1. Causal mask: query i may attend to keys 0 … i.</p>
+row still sums to 1. Causal mask: query i may attend to keys 0 … i. Masks combine with <code>&amp;</code>.</p>
 
 <h2>Notation and shapes</h2>
-<table class="notation">{notation}</table>
+<table class="notation">{table}</table>
 
 <h2>The running example: "{" ".join(tokens)}"</h2>
 <p>n = 3 tokens, d_model = d_k = d_v = {f["d_k"]}, so √d_k = {f["sqrt_d_k"]:.3f}. W_Q and W_K are the
 identity (so Q = K = X); W_V swaps the two columns. Rows are the tokens {", ".join(tokens)};
-for Q·Kᵀ, S and A, row = query and column = key.</p>
+for S and A, row = query and column = key.</p>
 <div>{weights}</div>
 <div>{running}</div>
-<p>"fish" puts {f["matrices"]["A = softmax(S)"][2, 2]:.3f} of its weight on itself, so its output is
+<p>"fish" puts {f["matrices"]["A = softmax(S/√d_k)"][2, 2]:.3f} of its weight on itself, so its output is
 almost V(fish). With the causal mask, "cat" (the first token) can attend only to itself: weight 1.</p>
 
 <h2>KV cache</h2>
@@ -131,9 +165,9 @@ fp16 = {kv["bytes_per_value"]} bytes) at {kv["seq_len"]} tokens, batch 1:
 multi-head (64 KV heads) {gib[64]:.3f} GiB;
 grouped-query (8 KV heads) {gib[8]:.3f} GiB; multi-query (1 KV head) {gib[1]:.3f} GiB.
 In GQA, query head i reads KV head i // (h_q / h_kv).</p>
-<p><b>Heads.</b> Multi-head attention with h heads: d_head = d_k / h; head j uses columns
-j·d_head … (j+1)·d_head − 1 of Q, K and V; weights [h, n, n];
-output = concat(heads)·W_O, usually back to [n, d_model].
+<p><b>Heads.</b> Multi-head attention with n_heads heads: d_head = d_model / n_heads; head h uses
+columns h·d_head … (h+1)·d_head − 1 of Q, K and V; weights [n_heads, n, n];
+output = concat(heads)·W_O with W_O [n_heads·d_head, d_model].
 GQA: Q [h_q, n, d_head], K and V [h_kv, n, d_head], h_kv divides h_q; MQA is h_kv = 1.</p>
 
 <footer>Generated from the course's helper package by scripts/build_cheat_sheet.py; every number

@@ -7,6 +7,7 @@ the formula), not against the script's own output. The PDF is printed by
 headless Chromium; without Chromium the PDF tests skip, saying so.
 """
 
+import html
 import re
 import sys
 from html.parser import HTMLParser
@@ -65,17 +66,19 @@ def page():
 
 def test_the_running_example_on_the_sheet_agrees_with_the_helpers(page):
     m = {name: np.array(rows) for name, rows in Matrices(page).found.items()}
+    assert set(m) >= {"X", "S = Q·Kᵀ", "S/√d_k", "A = softmax(S/√d_k)", "output = A·V",
+                      "A with a causal mask"}
     X = np.array([[1.0, 2.0], [3.0, 1.0], [2.0, 4.0]])  # cat, eats, fish, as typed in the notebooks
     V = X[:, ::-1]  # W_V swaps the two dimensions
     scaled = X @ X.T / np.sqrt(2)  # W_Q = W_K = identity, d_k = 2
     weights = np.exp(scaled) / np.exp(scaled).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(m["X"], X)
-    np.testing.assert_allclose(m["Q·Kᵀ"], X @ X.T)
-    np.testing.assert_allclose(m["S = Q·Kᵀ/√d_k"], scaled, atol=5e-4)
-    np.testing.assert_allclose(m["A = softmax(S)"], weights, atol=5e-4)
+    np.testing.assert_allclose(m["S = Q·Kᵀ"], X @ X.T)
+    np.testing.assert_allclose(m["S/√d_k"], scaled, atol=5e-4)
+    np.testing.assert_allclose(m["A = softmax(S/√d_k)"], weights, atol=5e-4)
     np.testing.assert_allclose(m["output = A·V"], weights @ V, atol=5e-4)
     # fish's scaled scores are (√2·5, √2·5, √2·10): its weight on itself in closed form
-    assert m["A = softmax(S)"][2, 2] == pytest.approx(1 / (1 + 2 * np.exp(-5 * np.sqrt(2))), abs=5e-4)
+    assert m["A = softmax(S/√d_k)"][2, 2] == pytest.approx(1 / (1 + 2 * np.exp(-5 * np.sqrt(2))), abs=5e-4)
     assert np.allclose(np.triu(m["A with a causal mask"], 1), 0) and m["A with a causal mask"][0, 0] == 1
     assert "0.998 of its weight on itself" in page
 
@@ -87,27 +90,36 @@ def test_the_kv_cache_sizes_follow_the_formula(page):
     assert "2 (K and V) × n_layers × n_kv_heads × d_head × seq_len × batch × bytes_per_value" in page
 
 
-def test_the_sheet_uses_the_course_notation(page):
-    for symbol in ["X", "Q", "K", "V", "S", "A", "M", "P", "d_model", "d_k", "d_v", "n"]:
-        assert re.search(rf"<b>[^<]*\b{re.escape(symbol)}\b[^<]*</b>", page), f"{symbol} is not in the table"
-    assert "True = may attend" in page and "query = row, key = column" in page
+def test_the_sheet_prints_the_notation_table_of_the_cheat_sheet_notebook(page):
+    rows = build_cheat_sheet.notation()  # the notebook's table, or the built-in one until it has one
+    assert len(rows) >= 8
+    for symbol, shape, meaning in rows:
+        assert (f"<tr><td><b>{html.escape(symbol)}</b></td><td>{html.escape(shape)}</td>"
+                f"<td>{html.escape(meaning)}</td></tr>") in page
+    symbols = {part.strip() for symbol, _, _ in rows for part in re.split(r"[,;]", symbol)}
+    assert {"X", "Q", "K", "V", "S", "A", "M"} <= symbols, symbols
+    assert "True = " in page and "may attend" in page and "row = query and column = key" in page
 
 
-def test_the_notation_matches_the_cheat_sheet_notebook():
+def test_the_notation_is_read_from_the_notebooks_table(tmp_path):
     import nbformat
 
-    nb = nbformat.read(ROOT / "notebooks" / "cheat_sheet.ipynb", as_version=4)
-    tables = [c.source for c in nb.cells
-              if c.cell_type == "markdown" and re.search(r"(?im)^#+ .*notation", c.source)]
-    if not tables:
-        pytest.skip("the cheat sheet notebook has no notation table yet")
-    rows = re.findall(r"(?m)^\|\s*([^|]+?)\s*\|", tables[0])
-    notebook_symbols = {s.strip("`$* ") for s in rows if set(s) - set("-: ")} - {"symbol"}
-    sheet_symbols = {part.strip() for symbol, _, _ in build_cheat_sheet.NOTATION
-                     for part in symbol.split(",")}
-    assert notebook_symbols & sheet_symbols, (notebook_symbols, sheet_symbols)
-    missing = sorted(sheet_symbols - notebook_symbols - {"W_Q", "W_K", "W_V", "output"})
-    assert not missing, f"symbols on the printed sheet but not in the notebook's notation table: {missing}"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(
+        "## Notation\n\n| symbol | name in code | what it is | shape |\n| --- | --- | --- | --- |\n"
+        "| $S/\\sqrt{d_k}$ | `S_scaled` | scaled scores $QK^\\top$ | [n, n] |\n"
+        "| $d_{model}$ | `d_model` | width of one embedding | |\n")]
+    path = tmp_path / "cheat_sheet.ipynb"
+    nbformat.write(nb, path)
+    assert build_cheat_sheet.notation(path) == [("S/√d_k", "[n, n]", "scaled scores QKᵀ"),
+                                                ("d_model", "", "width of one embedding")]
+    nb.cells[0].source = "## Notation\n\n| symbol | shape |\n| --- | --- |\n| X | [n, d] |\n"
+    nbformat.write(nb, path)
+    with pytest.raises(ValueError, match="needs the columns symbol, what it is and shape"):
+        build_cheat_sheet.notation(path)
+    nb.cells[0].source = "# No table here"
+    nbformat.write(nb, path)
+    assert build_cheat_sheet.notation(path) == build_cheat_sheet.NOTATION
 
 
 def test_an_unknown_paper_size_is_named():
