@@ -11,8 +11,9 @@ Writes into OUT_DIR (flat, one folder):
 Links between these pages are rewritten (.ipynb and README.md to .html); a
 link to another file of the repository (a solution, a test) points to it on
 the course's repository. The pages load nothing from the network: no script
-at all (nbconvert's pages would fetch require.js and MathJax from a CDN), so
-formulas show as their TeX source; live panels show their text
+at all (nbconvert's pages would fetch require.js and MathJax from a CDN):
+formulas are turned into plain text with sub- and superscripts (√d_k, QKᵀ,
+Σ), good enough for the course's formulas; live panels show their text
 representation and the static picture that follows each of them. Every
 image keeps the description the plotting helpers stored as its alt text.
 """
@@ -46,12 +47,63 @@ def pages() -> dict[Path, str]:
     return site
 
 
+# TeX -> readable text, applied in this order (the course's formulas use only these).
+_SYMBOLS = {"cdot": "·", "times": "×", "sum": "Σ", "infty": "∞", "partial": "∂", "delta": "δ",
+            "dots": "…", "ldots": "…", "in": "∈", "lVert": "‖", "rVert": "‖", "approx": "≈", "le": "≤",
+            "ge": "≥", "neq": "≠", "to": "→", "sin": "sin", "cos": "cos", "exp": "exp", "log": "log"}
+_TEX_STEPS = [
+    (r"\\(left|right)\b|\\!", ""),
+    (r"\\q?quad\b", "   "), (r"\\[,;:]", " "),
+    (r"([_^])\\(?:text|mathrm)\{([^{}]*)\}", r"\1{\2}"),  # d_\text{model}
+    (r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1"),
+    (r"\s*\\cdot\s*", "·"), (r"\\lVert\s*", "‖"), (r"\\partial\s*", "∂"),
+    (r"\\mathbb\{R\}", "ℝ"),
+    (r"\^\{?\\top\}?", "ᵀ"),
+    (r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", lambda m: "[" + m.group(1).replace("\\\\", ";") + "]"),
+]
+
+
+def tex_to_text(tex: str) -> str:
+    """A formula as text with <sub>/<sup>: $QK^\\top/\\sqrt{d_k}$ -> QKᵀ/√d<sub>k</sub>."""
+    for pattern, replacement in _TEX_STEPS:
+        tex = re.sub(pattern, replacement, tex, flags=re.S)
+    for _ in range(6):  # innermost braces first: fractions, roots, scripts
+        tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}",
+                     lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", tex)
+        tex = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: "√" + _group(m.group(1)), tex)
+        tex = re.sub(r"([_^])\{([^{}]*)\}", lambda m: _script(m.group(1), m.group(2)), tex)
+    tex = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), tex)
+    tex = re.sub(r"([_^])(\w|[^\s<])", lambda m: _script(m.group(1), m.group(2)), tex)
+    return re.sub(r"[{}]", "", tex).strip()
+
+
+def _group(text: str) -> str:
+    return f"({text})" if re.search(r"[\s+\-/·]", re.sub(r"<[^>]+>", "", text)) else text
+
+
+def _script(kind: str, text: str) -> str:
+    tag = "sub" if kind == "_" else "sup"
+    return f"<{tag}>{text}</{tag}>"
+
+
+def math_to_text(markdown: str) -> str:
+    """Replace $...$ and $$...$$ outside code by readable text (display formulas on their own line)."""
+    parts = re.split(r"(```.*?```|`[^`]*`)", markdown, flags=re.S)
+    for k in range(0, len(parts), 2):  # the even parts are outside code
+        parts[k] = re.sub(r"\$\$(.+?)\$\$", lambda m: f'\n<p class="formula">{tex_to_text(m.group(1))}</p>\n',
+                          parts[k], flags=re.S)
+        parts[k] = re.sub(r"\$([^$\n]+)\$", lambda m: tex_to_text(m.group(1)), parts[k])
+    return "".join(parts)
+
+
 def as_notebook(source: Path):
     """The notebook to render: a notebook itself, or a markdown file as one markdown cell."""
     if source.suffix == ".ipynb":
         nb = nbformat.read(ROOT / source, as_version=4)
         nb.metadata.pop("widgets", None)  # the widget state: only a kernel can use it
         for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = math_to_text(cell.source)
             for output in cell.get("outputs", []):
                 # Without a kernel a live panel cannot run: show its text representation instead.
                 output.get("data", {}).pop(WIDGET_VIEW, None)

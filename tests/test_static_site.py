@@ -142,6 +142,36 @@ def test_live_panels_are_not_left_as_empty_widget_placeholders(site):
     assert not placeholders, f"pages with live-widget placeholders that stay empty: {placeholders}"
 
 
+def test_formulas_are_readable_without_mathjax():
+    import nbformat
+
+    left = {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for k, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type == "markdown":
+                text = build_static_site.math_to_text(cell.source)
+                text = re.sub(r"```.*?```|`[^`]*`", "", text, flags=re.S)
+                if re.search(r"\$|\\[A-Za-z]", text):
+                    left[f"{path.name} cell {k}"] = text[:200]
+    assert not left, f"TeX left in the static edition: {left}"
+
+
+@pytest.mark.parametrize("tex, text", [
+    (r"\mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)", "softmax(QKᵀ/√d<sub>k</sub>)"),
+    (r"p_i = e^{s_i} / \sum_j e^{s_j}",
+     "p<sub>i</sub> = e<sup>s<sub>i</sub></sup> / Σ<sub>j</sub> e<sup>s<sub>j</sub></sup>"),
+    (r"d_{head} = d_{model}/n_{heads}", "d<sub>head</sub> = d<sub>model</sub>/n<sub>heads</sub>"),
+    (r"X \in \mathbb{R}^{n_\text{tokens} \times d_\text{model}}",
+     "X ∈ ℝ<sup>n<sub>tokens</sub> × d<sub>model</sub></sup>"),
+])
+def test_tex_becomes_text_with_sub_and_superscripts(tex, text):
+    assert build_static_site.tex_to_text(tex) == text
+
+
+def test_math_in_code_is_left_alone():
+    assert build_static_site.math_to_text("cost $d_k$, code `$d_k$`") == "cost d<sub>k</sub>, code `$d_k$`"
+
+
 # ---- the checkers themselves fail on pages that break the rules -------------
 
 def test_the_checkers_catch_a_bad_page():
