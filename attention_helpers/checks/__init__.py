@@ -18,7 +18,7 @@ from .nb01 import check_key_entry, check_qkv, check_qkv_shapes
 from .nb02 import check_eats_fish_score, check_scores, check_scores_shape
 from .nb03 import check_attention, check_dot_variance, check_scaled_attention
 from .nb04 import check_probability_by_hand, check_softmax, check_stable_softmax, check_temperature_for_ratio
-from .nb05 import check_masked_attention, check_output_row
+from .nb05 import check_masked_attention, check_multi_head, check_output_row, check_padding_mask
 from .nb06 import check_decode_step, check_kv_head, check_mistral_cache_bytes
 
 __all__ = [
@@ -29,6 +29,6 @@ __all__ = [
     "check_eats_fish_score", "check_scores", "check_scores_shape",
     "check_attention", "check_dot_variance", "check_scaled_attention",
     "check_probability_by_hand", "check_softmax", "check_stable_softmax", "check_temperature_for_ratio",
-    "check_masked_attention", "check_output_row",
+    "check_masked_attention", "check_multi_head", "check_output_row", "check_padding_mask",
     "check_decode_step", "check_kv_head", "check_mistral_cache_bytes",
 ]
