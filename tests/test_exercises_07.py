@@ -3,8 +3,8 @@ and each typical wrong answer gets its own hint."""
 
 import numpy as np
 import pytest
+from notebook_tools import ROOT, load_solutions, notebook_values
 from notebook_tools import hint as _message
-from notebook_tools import load_solutions
 
 from attention_helpers.checks import check_rope, check_rotate_pair, check_same_score_position
 
@@ -96,3 +96,11 @@ def test_same_score_solution_passes():
 ])
 def test_same_score_mistakes_get_their_hint(answer, fragment):
     assert fragment in _message(check_same_score_position(answer, 1000, 997, 5))
+
+
+# ---- the notebook shows the data the solutions use --------------------------------------
+
+def test_notebook_exercise_data_matches_the_solution():
+    shown = notebook_values(ROOT / "notebooks" / "07_positions_and_rope.ipynb",
+                            "query_position", "key_position", "new_query_position")
+    assert shown == (sol.query_position, sol.key_position, sol.new_query_position)

@@ -2,8 +2,8 @@
 and each typical wrong answer gets its own hint."""
 
 import pytest
+from notebook_tools import ROOT, load_solutions, notebook_values
 from notebook_tools import hint as _message
-from notebook_tools import load_solutions
 
 from attention_helpers.checks import check_block_params, check_pre_norm_block
 
@@ -59,3 +59,10 @@ def _post_norm(X, attention, ffn, norm):
 ])
 def test_pre_norm_block_mistakes_get_their_hint(fn, fragment):
     assert fragment in _message(check_pre_norm_block(fn))
+
+
+# ---- the notebook shows the data the solutions use --------------------------------------
+
+def test_notebook_exercise_data_matches_the_solution():
+    shown = notebook_values(ROOT / "notebooks" / "08_the_decoder_block.ipynb", "width", "width_ff")
+    assert shown == (sol.width, sol.width_ff)

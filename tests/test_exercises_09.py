@@ -3,8 +3,8 @@ and each typical wrong answer gets its own hint."""
 
 import numpy as np
 import pytest
+from notebook_tools import ROOT, load_solutions, notebook_values
 from notebook_tools import hint as _message
-from notebook_tools import load_solutions
 
 from attention_helpers.checks import check_causal_tiles, check_online_update
 
@@ -59,3 +59,10 @@ def test_causal_tiles_solution_passes():
 ])
 def test_causal_tiles_mistakes_get_their_hint(answer, fragment):
     assert fragment in _message(check_causal_tiles(answer, 4096, 128))
+
+
+# ---- the notebook shows the data the solutions use --------------------------------------
+
+def test_notebook_exercise_data_matches_the_solution():
+    shown = notebook_values(ROOT / "notebooks" / "09_tiled_attention.ipynb", "n_tokens", "block")
+    assert shown == (sol.n_tokens, sol.block)
