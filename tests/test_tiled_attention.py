@@ -71,6 +71,9 @@ def test_batch_heads_and_padding_masks_broadcast():
     mask = (ah.padding_mask([6, 4], 6) & ah.causal_mask(6))[:, None]  # [batch, 1, n, n]
     full, _ = ah.scaled_dot_product_attention(Q, K, V, mask=mask)
     assert np.allclose(ah.tiled_attention(Q, K, V, 4, mask=mask), full)
+    shared_kv = ah.tiled_attention(Q[0], K[0, 0], V[0, 0], 4)      # 3 heads of queries, one K and V
+    assert shared_kv.shape == (3, 6, 4)
+    assert np.allclose(shared_kv, ah.scaled_dot_product_attention(Q[0], K[0, 0], V[0, 0])[0])
     one_row = ah.padding_mask([6, 4], 6)[:, None]                 # [batch, 1, 1, n]
     full, _ = ah.scaled_dot_product_attention(Q, K, V, mask=one_row)
     assert np.allclose(ah.tiled_attention(Q, K, V, 4, mask=one_row), full)
