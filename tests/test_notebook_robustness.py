@@ -66,6 +66,9 @@ EDITS = {
     "05": ("tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()\n",
            "tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()\nX[0] = [1.5, 2.0]  # cat, tweaked\n"),
     "06": ("X = rng.normal(size=(5, 4))", "X = 2 * rng.normal(size=(5, 4))"),
+    "07": ("X = rng.normal(size=(4, 6))", "X = 2 * rng.normal(size=(4, 6))"),
+    "08": ("X = rng.normal(size=(6, 8))", "X = 1.5 * rng.normal(size=(6, 8))"),
+    "09": ("Q, K, V = 1.5 * rng.normal(size=(n, d))", "Q, K, V = 2.5 * rng.normal(size=(n, d))"),
 }
 
 
