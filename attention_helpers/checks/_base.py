@@ -194,6 +194,7 @@ def checker(fn):
     """Make `fn` a public checker: in grading mode a failed result raises AssertionError."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        __tracebackhide__ = True  # IPython and pytest show the learner the hint, not this frame
         depth = getattr(_state, "depth", 0)
         _state.depth = depth + 1
         try:
