@@ -80,10 +80,13 @@ def parse(source: str):
         return None
 
 
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # set apart by a blank line
+
+
 def bound_names(node) -> set[str]:
     """Names a top-level statement binds (not looking inside functions or classes)."""
     names = set()
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if isinstance(node, DEFINITIONS):
         return {node.name}
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in node.names}
@@ -163,7 +166,14 @@ def solution_source(solutions: Path, names: set[str], defined: set[str]) -> str:
         for name in used_names(node) - defined - names:
             if name in binders:
                 todo.append(binders[name])
-    return "\n".join(ast.get_source_segment(text, node) for node in body if id(node) in wanted)
+    parts, previous = [], None
+    for node in (node for node in body if id(node) in wanted):
+        if parts:
+            apart = isinstance(node, DEFINITIONS) or isinstance(previous, DEFINITIONS)
+            parts.append("\n\n" if apart else "\n")
+        parts.append(ast.get_source_segment(text, node))
+        previous = node
+    return "".join(parts)
 
 
 # ---- writing the course -------------------------------------------------------------
@@ -227,9 +237,10 @@ def displayed(source: str) -> str:
     if not (tree and tree.body and isinstance(tree.body[-1], ast.Expr)):
         return "\n".join(lines)
     last = tree.body[-1]
-    head = lines[:last.lineno - 1]
-    tail = "\n".join(lines[last.lineno - 1:last.end_lineno])
-    return "\n".join(head + [f"display({tail})"])
+    before = lines[last.lineno - 1][:last.col_offset]
+    after = lines[last.end_lineno - 1][last.end_col_offset:]  # a comment after the call stays after it
+    shown = f"{before}display({ast.get_source_segment(source, last)}){after}"
+    return "\n".join(lines[:last.lineno - 1] + [shown])
 
 
 def ungraded(source: str) -> str:
