@@ -14,6 +14,8 @@ from .core import (
     causal_mask,
     grouped_query_attention,
     kv_cache_bytes,
+    multi_head_attention,
+    padding_mask,
     positional_encoding,
     project_qkv,
     scaled_dot_product_attention,
@@ -26,6 +28,7 @@ from .widgets import Panel, matrix_sliders
 __all__ = [
     "checks", "core", "examples", "plots", "widgets",
     "KVCache", "causal_mask", "grouped_query_attention", "kv_cache_bytes",
+    "multi_head_attention", "padding_mask",
     "positional_encoding", "project_qkv", "scaled_dot_product_attention",
     "self_attention", "softmax",
     "Bars", "Heatmap", "bar_chart", "heatmap", "vectors_2d",

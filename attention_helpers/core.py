@@ -15,7 +15,9 @@ __all__ = [
     "project_qkv",
     "scaled_dot_product_attention",
     "causal_mask",
+    "padding_mask",
     "self_attention",
+    "multi_head_attention",
     "grouped_query_attention",
     "KVCache",
     "kv_cache_bytes",
@@ -72,10 +74,10 @@ def _mask(mask, n_q: int, n_k: int) -> np.ndarray:
             f"mask must be a boolean array (True = may attend), got dtype {m.dtype}; "
             "build one with causal_mask(n) or a comparison such as scores > 0"
         )
-    if m.ndim < 2 or m.shape[-2:] != (n_q, n_k):
+    if m.ndim < 2 or m.shape[-2] not in (1, n_q) or m.shape[-1] != n_k:
         raise ValueError(
             f"mask has shape {m.shape}; with {n_q} queries and {n_k} keys it must end in "
-            f"({n_q}, {n_k})"
+            f"({n_q}, {n_k}), or in (1, {n_k}) to apply one row to every query"
         )
     return m
 
@@ -137,6 +139,21 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tril(np.ones((n, n), dtype=bool))
 
 
+def padding_mask(lengths, n: int) -> np.ndarray:
+    """Boolean [batch, 1, n]: True where key j is a real token of sentence b (j < lengths[b]).
+
+    The middle axis of size 1 applies each sentence's row to all its queries;
+    combine it with the causal mask by `&`: padding_mask(lengths, n) & causal_mask(n).
+    """
+    n = _positive_int("n", n)
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
+        raise TypeError(f"lengths must be a 1-D list of whole numbers (one per sentence), got {lengths!r}")
+    if ((lengths < 1) | (lengths > n)).any():
+        raise ValueError(f"every length must be between 1 and n={n}, got lengths {lengths.tolist()}")
+    return np.arange(n)[None, None, :] < lengths[:, None, None]
+
+
 def scaled_dot_product_attention(Q, K, V, mask=None):
     """softmax(Q·Kᵀ / √d_k) · V, returning (output, weights).
 
@@ -183,6 +200,52 @@ def self_attention(X, W_Q, W_K, W_V, mask=None):
     """Project X to Q, K, V and attend: everything comes from the same sequence."""
     Q, K, V = project_qkv(X, W_Q, W_K, W_V)
     return scaled_dot_product_attention(Q, K, V, mask=mask)
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=None):
+    """Multi-head self-attention, returning (output, weights).
+
+    X is [..., n, d_model]. Head h uses columns h·d_head … (h+1)·d_head − 1 of
+    W_Q, W_K and W_V; each head attends on its own (scaled by its own √d_head),
+    the heads' outputs are put side by side again and mixed by W_O:
+    output = concat(head_0, …, head_{h-1}) · W_O, shape [..., n, W_O.shape[1]];
+    weights are [..., n_heads, n, n]. `mask` (True = may attend) is one mask
+    for every head: [n, n], or [batch, 1, n] from padding_mask.
+    """
+    X = _array("X", X, min_ndim=2)
+    n_heads = _positive_int("n_heads", n_heads)
+    n, d_model = X.shape[-2:]
+    Ws = {}
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        W = _array(name, W, ndim=2)
+        if W.shape[0] != d_model:
+            raise ValueError(f"{name} has shape {W.shape}; X has d_model={d_model} columns, "
+                             f"so {name} must have {d_model} rows")
+        if W.shape[1] % n_heads:
+            raise ValueError(
+                f"{name} has {W.shape[1]} columns (shape {W.shape}), which do not split into "
+                f"n_heads={n_heads} equal heads: d_model must be divisible by n_heads"
+            )
+        Ws[name] = W
+    if Ws["W_Q"].shape[1] != Ws["W_K"].shape[1]:
+        raise ValueError(f"W_Q has shape {Ws['W_Q'].shape} and W_K has shape {Ws['W_K'].shape}; "
+                         "queries and keys need the same number of columns")
+    W_O = _array("W_O", W_O, ndim=2)
+    if W_O.shape[0] != Ws["W_V"].shape[1]:
+        raise ValueError(
+            f"W_O has shape {W_O.shape}; the heads put side by side have {Ws['W_V'].shape[1]} "
+            f"columns (the columns of W_V), so W_O must have {Ws['W_V'].shape[1]} rows"
+        )
+
+    def split_heads(M):  # [..., n, n_heads·d_head] -> [..., n_heads, n, d_head]
+        return np.swapaxes(M.reshape(*M.shape[:-1], n_heads, M.shape[-1] // n_heads), -2, -3)
+
+    Q, K, V = (split_heads(X @ Ws[name]) for name in ("W_Q", "W_K", "W_V"))
+    if mask is not None:
+        mask = _mask(mask, n, n)[..., None, :, :]  # the same mask for every head
+    heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    concat = np.swapaxes(heads, -2, -3).reshape(*X.shape[:-1], -1)  # [..., n, n_heads·d_v_head]
+    return concat @ W_O, weights
 
 
 def grouped_query_attention(Q, K, V, mask=None):
