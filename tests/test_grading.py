@@ -1,8 +1,8 @@
 """The generated nbgrader course round-trips through real nbgrader (marker `grading`).
 
 nbgrader is installed into its own environment, .cache/grading-venv (git-ignored),
-from the project's `grading` extra; it is rebuilt only when pyproject.toml
-changes. For every notebook with exercises, three students hand in:
+from the project's `grading` extra with the lock (constraints.txt); it is rebuilt
+only when pyproject.toml or the lock changes. For every notebook with exercises, three students hand in:
 - "reference": the released notebook with the reference solutions: full marks;
 - "blank": the released notebook untouched: zero;
 - "mistake": the reference solutions with one typical wrong answer (for the
@@ -57,13 +57,14 @@ MISTAKES = {
 
 def grading_env() -> dict:
     """The environment for nbgrader: its venv, built once per version of pyproject.toml."""
-    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + sys.version.encode()).hexdigest()
+    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
+                         + sys.version.encode()).hexdigest()
     stamp = VENV / "requirements.sha256"
     if not (stamp.exists() and stamp.read_text() == key):
         shutil.rmtree(VENV, ignore_errors=True)
         venv.create(VENV, with_pip=True)
-        subprocess.run([str(BIN / "python"), "-m", "pip", "install", "-q", "-e", f"{ROOT}[grading]"],
-                       check=True)
+        subprocess.run([str(BIN / "python"), "-m", "pip", "install", "-q",
+                        "-c", str(ROOT / "constraints.txt"), "-e", f"{ROOT}[grading]"], check=True)
         stamp.write_text(key)
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"  # nbgrader runs `alembic` by name
