@@ -1,6 +1,7 @@
 """The generated nbgrader course round-trips through real nbgrader (marker `grading`).
 
-nbgrader is installed into its own environment, .cache/grading-venv (git-ignored),
+nbgrader is installed into its own environment, .cache/grading-venv (git-ignored;
+the environment variable ATTENTION_GRADING_VENV names another folder),
 from the project's `grading` extra with the lock (constraints.txt); it is rebuilt
 only when pyproject.toml or the lock changes. For every notebook with exercises, three students hand in:
 - "reference": the released notebook with the reference solutions: full marks;
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import venv
+from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
@@ -31,7 +33,8 @@ from notebook_tools import ROOT
 
 pytestmark = pytest.mark.grading
 
-VENV = ROOT / ".cache" / "grading-venv"
+# ATTENTION_GRADING_VENV may point elsewhere, e.g. to keep one environment across fresh clones in CI.
+VENV = Path(os.environ.get("ATTENTION_GRADING_VENV") or ROOT / ".cache" / "grading-venv")
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 # One typical mistake per notebook: the answer it replaces, the wrong answer, a piece of its hint.
