@@ -119,7 +119,11 @@ def stub_split(source: str):
 
 
 def exercises(nb):
-    """[(answer cell index or None, check cell index, checker name)] in notebook order."""
+    """[(answer cell index or None, check cell index, checker name)] in notebook order.
+
+    A stub anywhere else (in a check cell, or in a cell that is not right before a
+    check cell) is refused: that exercise would silently go ungraded.
+    """
     found, previous_code = [], None
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -130,6 +134,11 @@ def exercises(nb):
                 nb.cells[previous_code].source) else None
             found.append((answer, index, match.group(1)))
         previous_code = index
+    answers = {answer for answer, _, _ in found}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and index not in answers and stub_split(cell.source):
+            raise ValueError(f"cell {index} holds a stub (None followed by a comment) but is not the "
+                             f"code cell right before a check cell:\n{cell.source}")
     return found
 
 
@@ -259,7 +268,10 @@ def write_course(out: Path, notebooks: list[Path]) -> dict[str, int]:
         solutions = ROOT / "solutions" / f"nb{number}.py"
         if not solutions.exists():
             raise SystemExit(f"{path.name}: no reference solutions in solutions/nb{number}.py")
-        nb, count = source_notebook(path, solutions)
+        try:
+            nb, count = source_notebook(path, solutions)
+        except ValueError as err:
+            raise SystemExit(f"{path.name}: {err}") from None
         folder = out / "source" / path.stem
         if folder.exists():
             shutil.rmtree(folder)

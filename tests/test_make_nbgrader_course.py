@@ -116,3 +116,14 @@ def test_the_answer_keeps_its_stub_above_the_solution_and_the_data_is_locked(mad
 def test_no_outputs_in_the_source_version(made):
     nb, _ = made
     assert all(c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("cells", [
+    [new_code_cell("x = None  # your code here\nah.checks.check_x(x)")],       # stub and check in one cell
+    [new_code_cell("x = None  # your code here"), new_code_cell("y = 2"),
+     new_code_cell("ah.checks.check_x(x)")],                                 # a cell between them
+    [new_code_cell("x = None  # your code here")],                           # no check at all
+])
+def test_a_stub_that_would_go_ungraded_is_refused(course_maker, cells):
+    with pytest.raises(ValueError, match="holds a stub"):
+        course_maker.exercises(new_notebook(cells=cells))
