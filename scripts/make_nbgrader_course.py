@@ -196,7 +196,7 @@ def source_notebook(path: Path, solutions: Path):
     setup = next((i for i, c in enumerate(nb.cells)
                   if c.cell_type == "code" and "import attention_helpers as ah" in c.source), None)
     if found and setup is None:
-        raise SystemExit(f"{path.name}: no setup cell imports attention_helpers as ah")
+        raise ValueError("no setup cell imports attention_helpers as ah")
     cells, used_ids = [], set()
 
     def add(cell, grade_id, **kwargs):
@@ -213,7 +213,7 @@ def source_notebook(path: Path, solutions: Path):
         cell = nbformat.from_dict(dict(original))
         cell.metadata = dict(original.metadata)
         if index in answers:
-            check, name = answers[index]
+            _, name = answers[index]
             data, answer, names = stub_split(cell.source)
             if data.strip():
                 add(nbformat.v4.new_code_cell(data), f"{name}-data", locked=True)
@@ -225,8 +225,8 @@ def source_notebook(path: Path, solutions: Path):
             cell.source = displayed(cell.source)
             add(cell, checks[index][1], grade=True, locked=True, points=POINTS)
         elif index in checks:  # a worked example that fails on purpose: not graded
-            add(cell, f"cell-{index}", locked=True)
             cell.source = ungraded(cell.source)
+            add(cell, f"cell-{index}", locked=True)
         else:
             add(cell, f"cell-{index}", locked=True)
         if index == setup and found:
