@@ -9,6 +9,12 @@ Every checker returns a Check with `ok`, `kind`, `hint` and `mistake`;
 `bool(check)` says whether it passed. With `ah.checks.grading(True)` (or the
 environment variable ATTENTION_GRADING=1) a failed check raises AssertionError
 with its hint, so a check cell works as an nbgrader autograder test.
+
+A new exercise: write `check_…` in the module of its notebook (a new notebook
+gets its own nbNN.py), decorate it with `@checker`, build its result with
+`compare`, `right` or `wrong` (see _base.py), read its data from `examples`
+or take it as arguments, and import it here. The reference answer goes in
+solutions/nbNN.py, under the name the notebook's stub binds.
 """
 
 from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
