@@ -22,6 +22,8 @@ __all__ = [
     "KVCache",
     "kv_cache_bytes",
     "positional_encoding",
+    "apply_rope",
+    "tiled_attention",
 ]
 
 
@@ -361,3 +363,106 @@ def positional_encoding(n_tokens, d_model) -> np.ndarray:
     i = np.arange(d_model)[None, :]
     angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)
     return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+# --------------------------------------------------------------------------
+# Advanced track: rotary position embedding (07) and tiled attention (09)
+# --------------------------------------------------------------------------
+
+def apply_rope(x, positions, base=10000.0) -> np.ndarray:
+    """Rotate each pair of coordinates of each row by an angle that grows with its position.
+
+    x is [..., n, d] with d even; positions holds n numbers, one per row. The
+    pair (2i, 2i+1) of row t turns by the angle positions[t] · base^(−2i/d):
+
+        out[2i]   = x[2i] · cos(angle) − x[2i+1] · sin(angle)
+        out[2i+1] = x[2i] · sin(angle) + x[2i+1] · cos(angle)
+
+    Apply it to queries and keys (never to values): the score of a query at
+    position m and a key at position p then depends only on m − p.
+    """
+    x = _array("x", x, min_ndim=2)
+    n, d = x.shape[-2:]
+    if d % 2:
+        raise ValueError(
+            f"x has shape {x.shape}; its last dimension d={d} must be even, because RoPE "
+            "rotates the coordinates in pairs (0, 1), (2, 3), …"
+        )
+    positions = _array("positions", positions)
+    if positions.shape != (n,):
+        raise ValueError(
+            f"positions has shape {positions.shape}; x has shape {x.shape} with n={n} rows, "
+            f"so positions must be {n} numbers, one per row: shape ({n},)"
+        )
+    if isinstance(base, (bool, str)) or not np.isscalar(base) or not np.isfinite(base) or base <= 1:
+        raise ValueError(f"base must be a number greater than 1, got {base!r}")
+    theta = float(base) ** (-np.arange(0, d, 2) / d)          # [d/2], one frequency per pair
+    angle = positions[:, None] * theta[None, :]               # [n, d/2]
+    cos, sin = np.cos(angle), np.sin(angle)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def tiled_attention(Q, K, V, block_size, mask=None) -> np.ndarray:
+    """softmax(Q·Kᵀ/√d_k)·V computed tile by tile, never holding the n_q × n_k matrix.
+
+    Queries and keys are taken block_size rows at a time. For each block of
+    queries the key blocks are swept once with an online softmax: a running
+    maximum m and running sum l per query row, and a running output acc. When
+    a new key block raises the maximum, the old sum and output are rescaled
+    by exp(m_old − m_new). At the end, output = acc / l: the same numbers as
+    scaled_dot_product_attention (shapes and mask as there), returned alone.
+    """
+    Q = _array("Q", Q, min_ndim=2)
+    K = _array("K", K, min_ndim=2)
+    V = _array("V", V, min_ndim=2)
+    block_size = _positive_int("block_size", block_size)
+    n_q, d_k = Q.shape[-2:]
+    n_k = K.shape[-2]
+    if K.shape[-1] != d_k:
+        raise ValueError(f"K has shape {K.shape}; Q has d_k={d_k} columns, so K must be (..., n_k, {d_k})")
+    if V.shape[-2] != n_k:
+        raise ValueError(f"V has shape {V.shape}; K has n_k={n_k} rows, so V must be (..., {n_k}, d_v)")
+    try:
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} "
+            "do not broadcast together"
+        ) from None
+    if mask is not None:
+        m = _mask(mask, n_q, n_k)
+        if not m.any(axis=-1).all():
+            row = tuple(int(i) for i in np.argwhere(~m.any(axis=-1))[0])
+            raise ValueError(f"mask (shape {m.shape}) hides every key from query row {row}: "
+                             "at least one entry per row must be True")
+        lead = np.broadcast_shapes(lead, m.shape[:-2])
+        mask = np.broadcast_to(m, m.shape[:-2] + (n_q, n_k))
+    d_v = V.shape[-1]
+    out = np.empty(lead + (n_q, d_v))
+    for q0 in range(0, n_q, block_size):
+        q = Q[..., q0:q0 + block_size, :]
+        rows = q.shape[-2]
+        run_max = np.full(lead + (rows, 1), -np.inf)    # m: the largest score seen so far
+        run_sum = np.zeros(lead + (rows, 1))            # l: sum of exp(score − m) so far
+        acc = np.zeros(lead + (rows, d_v))              # sum of exp(score − m) · v so far
+        for k0 in range(0, n_k, block_size):
+            if mask is not None:
+                allowed = mask[..., q0:q0 + block_size, k0:k0 + block_size]
+                if not allowed.any():
+                    continue  # a tile the mask hides entirely (above the causal diagonal): skip it
+            s = q @ np.swapaxes(K[..., k0:k0 + block_size, :], -1, -2) / np.sqrt(d_k)
+            if mask is not None:
+                s = np.where(allowed, s, -np.inf)
+            new_max = np.maximum(run_max, s.max(axis=-1, keepdims=True))
+            safe = np.where(np.isneginf(new_max), 0.0, new_max)  # a row masked so far: nothing to shift
+            p = np.exp(s - safe)                               # masked scores give exp(−inf) = 0
+            rescale = np.exp(run_max - safe)                   # how much the old maximum shrinks
+            run_sum = run_sum * rescale + p.sum(axis=-1, keepdims=True)
+            acc = acc * rescale + p @ V[..., k0:k0 + block_size, :]
+            run_max = new_max
+        out[..., q0:q0 + block_size, :] = acc / run_sum
+    return out

@@ -14,7 +14,9 @@ __all__ = [
     "bank_sentences",
     "bank_weights",
     "it_sentence",
+    "gpt2_shape_exercise",
     "scores_exercise_weights",
+    "softmax_exercise_row",
     "mistral_cache_exercise",
 ]
 
@@ -133,6 +135,12 @@ def it_sentence():
 
 # ---- exercise data: the notebook shows it, the checker and the solution read it here ----
 
+def gpt2_shape_exercise():
+    """Notebook 00, Exercise 3: returns (tokens, d_model), a sentence split into one token
+    per word and the embedding size of GPT-2 small."""
+    return "The animal didn't cross the street because it was tired".split(), 768
+
+
 def scores_exercise_weights():
     """Notebook 02, Exercise 1, on "cat eats fish": returns (W_Q2, W_K_ex), each [2, 2].
 
@@ -148,6 +156,11 @@ def scores_exercise_weights():
         [1.0, 1.0],
     ])
     return W_Q2, W_K_ex
+
+
+def softmax_exercise_row():
+    """Notebook 04, Exercise 3: one query's scores for three keys."""
+    return np.array([1.0, 3.0, 0.5])
 
 
 def mistral_cache_exercise():

@@ -27,6 +27,14 @@ __all__ = ["Heatmap", "Bars", "heatmap", "bar_chart", "vectors_2d", "describe", 
 CMAP = "viridis"  # perceptually uniform and readable with every common colour-vision deficiency
 
 
+def _number(value, fmt) -> str:
+    """format(value, fmt), without the minus sign of a number that rounds to zero:
+    a weight of -1e-9 reads "0.00", not "-0.00" (a sign with no digit behind it)."""
+    text = format(value, fmt)
+    mantissa = text.split("e")[0]
+    return text[1:] if text.startswith("-") and not any(c in "123456789" for c in mantissa) else text
+
+
 def _new_axes(ax, size):
     if ax is None:
         _, ax = plt.subplots(figsize=size, layout="constrained")
@@ -104,7 +112,7 @@ class Heatmap:
         # dark text on the light (yellow) end of viridis, white on the dark end
         light = np.asarray(self.image.norm(values)) > 0.55
         for (i, j), v in np.ndenumerate(values):
-            self.texts[i][j].set_text(format(v, self.fmt))
+            self.texts[i][j].set_text(_number(v, self.fmt))
             self.texts[i][j].set_color("black" if light[i, j] else "white")
 
     def describe(self) -> str:
@@ -199,7 +207,7 @@ class Bars:
         for bar, text, v in zip(self.bars, self.texts, values):
             bar.set_height(v)
             text.set_position((bar.get_x() + bar.get_width() / 2, max(v, 0)))
-            text.set_text(format(v, self.fmt))
+            text.set_text(_number(v, self.fmt))
         if self.value_range is None:
             self.ax.set_ylim(*_bar_axis(float(values.min()), float(values.max())))
 

@@ -80,10 +80,13 @@ def parse(source: str):
         return None
 
 
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # set apart by a blank line
+
+
 def bound_names(node) -> set[str]:
     """Names a top-level statement binds (not looking inside functions or classes)."""
     names = set()
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if isinstance(node, DEFINITIONS):
         return {node.name}
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in node.names}
@@ -116,7 +119,11 @@ def stub_split(source: str):
 
 
 def exercises(nb):
-    """[(answer cell index or None, check cell index, checker name)] in notebook order."""
+    """[(answer cell index or None, check cell index, checker name)] in notebook order.
+
+    A stub anywhere else (in a check cell, or in a cell that is not right before a
+    check cell) is refused: that exercise would silently go ungraded.
+    """
     found, previous_code = [], None
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -127,6 +134,11 @@ def exercises(nb):
                 nb.cells[previous_code].source) else None
             found.append((answer, index, match.group(1)))
         previous_code = index
+    answers = {answer for answer, _, _ in found}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and index not in answers and stub_split(cell.source):
+            raise ValueError(f"cell {index} holds a stub (None followed by a comment) but is not the "
+                             f"code cell right before a check cell:\n{cell.source}")
     return found
 
 
@@ -163,7 +175,14 @@ def solution_source(solutions: Path, names: set[str], defined: set[str]) -> str:
         for name in used_names(node) - defined - names:
             if name in binders:
                 todo.append(binders[name])
-    return "\n".join(ast.get_source_segment(text, node) for node in body if id(node) in wanted)
+    parts, previous = [], None
+    for node in (node for node in body if id(node) in wanted):
+        if parts:
+            apart = isinstance(node, DEFINITIONS) or isinstance(previous, DEFINITIONS)
+            parts.append("\n\n" if apart else "\n")
+        parts.append(ast.get_source_segment(text, node))
+        previous = node
+    return "".join(parts)
 
 
 # ---- writing the course -------------------------------------------------------------
@@ -177,7 +196,7 @@ def source_notebook(path: Path, solutions: Path):
     setup = next((i for i, c in enumerate(nb.cells)
                   if c.cell_type == "code" and "import attention_helpers as ah" in c.source), None)
     if found and setup is None:
-        raise SystemExit(f"{path.name}: no setup cell imports attention_helpers as ah")
+        raise ValueError("no setup cell imports attention_helpers as ah")
     cells, used_ids = [], set()
 
     def add(cell, grade_id, **kwargs):
@@ -194,7 +213,7 @@ def source_notebook(path: Path, solutions: Path):
         cell = nbformat.from_dict(dict(original))
         cell.metadata = dict(original.metadata)
         if index in answers:
-            check, name = answers[index]
+            _, name = answers[index]
             data, answer, names = stub_split(cell.source)
             if data.strip():
                 add(nbformat.v4.new_code_cell(data), f"{name}-data", locked=True)
@@ -206,8 +225,8 @@ def source_notebook(path: Path, solutions: Path):
             cell.source = displayed(cell.source)
             add(cell, checks[index][1], grade=True, locked=True, points=POINTS)
         elif index in checks:  # a worked example that fails on purpose: not graded
-            add(cell, f"cell-{index}", locked=True)
             cell.source = ungraded(cell.source)
+            add(cell, f"cell-{index}", locked=True)
         else:
             add(cell, f"cell-{index}", locked=True)
         if index == setup and found:
@@ -227,9 +246,10 @@ def displayed(source: str) -> str:
     if not (tree and tree.body and isinstance(tree.body[-1], ast.Expr)):
         return "\n".join(lines)
     last = tree.body[-1]
-    head = lines[:last.lineno - 1]
-    tail = "\n".join(lines[last.lineno - 1:last.end_lineno])
-    return "\n".join(head + [f"display({tail})"])
+    before = lines[last.lineno - 1][:last.col_offset]
+    after = lines[last.end_lineno - 1][last.end_col_offset:]  # a comment after the call stays after it
+    shown = f"{before}display({ast.get_source_segment(source, last)}){after}"
+    return "\n".join(lines[:last.lineno - 1] + [shown])
 
 
 def ungraded(source: str) -> str:
@@ -248,7 +268,10 @@ def write_course(out: Path, notebooks: list[Path]) -> dict[str, int]:
         solutions = ROOT / "solutions" / f"nb{number}.py"
         if not solutions.exists():
             raise SystemExit(f"{path.name}: no reference solutions in solutions/nb{number}.py")
-        nb, count = source_notebook(path, solutions)
+        try:
+            nb, count = source_notebook(path, solutions)
+        except ValueError as err:
+            raise SystemExit(f"{path.name}: {err}") from None
         folder = out / "source" / path.stem
         if folder.exists():
             shutil.rmtree(folder)

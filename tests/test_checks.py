@@ -152,3 +152,9 @@ def test_every_public_checker_can_grade():
     assert len(names) >= 20
     for name in names:
         assert hasattr(getattr(ah.checks, name), "__wrapped__"), f"{name} lacks @checker"
+
+
+def test_turning_grading_on_says_so():
+    with ah.checks.grading(True) as state:
+        assert "grading mode on" in repr(state)
+    assert "grading mode off" in repr(ah.checks.grading(False))

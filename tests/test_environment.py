@@ -197,3 +197,13 @@ def test_repo2docker_dockerfile_installs_environment_and_helper_package(tmp_path
     assert repo_dir < copy < install
     assert "./binder/postBuild" in dockerfile
 
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_the_grading_extra_admits_the_locked_nbgrader(python):
+    """tests/test_grading.py installs the grading extra with the lock into its own environment."""
+    pins = locked(python)
+    for req in (Requirement(r) for r in PROJECT["optional-dependencies"]["grading"]):
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{name} (grading extra) has no version in the lock"
+        assert req.specifier.contains(pins[name]), f"pyproject.toml says {req}, the lock pins {pins[name]}"

@@ -82,3 +82,15 @@ def test_vectors_2d_labels_each_vector():
     assert ax.get_xlabel() and ax.get_ylabel()
     with pytest.raises(ValueError, match="length 2"):
         ah.vectors_2d({"q": [1, 2, 3]})
+
+
+@pytest.mark.parametrize("fmt, negative_zero, shown", [
+    (".3f", -4e-4, "0.000"), (".2f", -0.0, "0.00"), (".1e", -0.0, "0.0e+00"), (".1%", -1e-5, "0.0%"),
+])
+def test_numbers_that_round_to_zero_show_no_minus_sign(fmt, negative_zero, shown):
+    # A minus sign with no digit behind it says nothing but "rounding happened here".
+    hm = ah.heatmap(np.array([[negative_zero, -0.5]]), ["q"], ["k0", "k1"], fmt=fmt)
+    assert hm.texts[0][0].get_text() == shown
+    assert hm.texts[0][1].get_text() == format(-0.5, fmt)  # a real negative keeps its sign
+    bars = ah.bar_chart(np.array([negative_zero, 0.5]), ["a", "b"], fmt=fmt)
+    assert bars.texts[0].get_text() == shown

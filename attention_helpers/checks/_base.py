@@ -170,8 +170,15 @@ def grading_on() -> bool:
 
 
 class _Restore(contextlib.AbstractContextManager):
+    """What grading() returns: shows the new state, and restores the old one after a with block."""
+
     def __init__(self, previous):
         self.previous = previous
+
+    def __repr__(self) -> str:
+        if _grading[0]:
+            return "grading mode on: a check that fails raises AssertionError with its hint"
+        return "grading mode off: a check shows ✅ or ❌ and never raises"
 
     def __exit__(self, *exc):
         _grading[0] = self.previous
@@ -194,6 +201,7 @@ def checker(fn):
     """Make `fn` a public checker: in grading mode a failed result raises AssertionError."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        __tracebackhide__ = True  # pytest: report the hint, not this frame
         depth = getattr(_state, "depth", 0)
         _state.depth = depth + 1
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import core
+from .. import core, examples
 from ._base import Check, call, checker, compare, raised, right, shape_answer, wrong
 
 # A small embedding table (d_model = 3) and a sentence the notebook never shows,
@@ -85,8 +85,12 @@ def check_add_positions(fn) -> Check:
 
 
 @checker
-def check_x_shape(answer, n_tokens=10, d_model=768) -> Check:
-    """Check a predicted shape of X, (n_tokens, d_model), given as a tuple."""
+def check_x_shape(answer, n_tokens=None, d_model=None) -> Check:
+    """Check a predicted shape of X, (n_tokens, d_model), given as a tuple; by default for the
+    sentence and the d_model of GPT-2 small in examples.gpt2_shape_exercise()."""
+    tokens, gpt2_d_model = examples.gpt2_shape_exercise()
+    n_tokens = len(tokens) if n_tokens is None else n_tokens
+    d_model = gpt2_d_model if d_model is None else d_model
     got = shape_answer("shape_X", answer)
     if isinstance(got, Check):
         return got

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import core
+from .. import core, examples
 from ._base import Check, call, checker, compare, raised, right, wrong
 from ._mistakes import softmax_mistakes
 
@@ -102,14 +102,15 @@ def check_temperature_for_ratio(answer, gap=1.8, ratio=2.0) -> Check:
 
 @checker
 def check_probability_by_hand(answer) -> Check:
-    """Check softmax([1.0, 3.0, 0.5])[1], the probability of the second key, computed by hand."""
-    row = np.array([1.0, 3.0, 0.5])
+    """Check softmax(row)[1], the probability of the second key, computed by hand, for the
+    row of examples.softmax_exercise_row()."""
+    row = examples.softmax_exercise_row()
     e = np.exp(row)
     p = e / e.sum()
     return compare(answer, p[1], name="p_second", mistakes={
         "you divided the raw scores by their sum; softmax takes exp of every score first: "
-        "e^3 / (e^1 + e^3 + e^0.5).": row[1] / row.sum(),
-        "that is e^3 on its own: divide it by the sum of the exponentials of the whole row.": e[1],
+        f"e^{row[1]:g} / (e^{row[0]:g} + e^{row[1]:g} + e^{row[2]:g}).": row[1] / row.sum(),
+        f"that is e^{row[1]:g} on its own: divide it by the sum of the exponentials of the whole row.": e[1],
         "only the numerator is exponentiated: the denominator is the sum of e^score over the row, "
         "not the sum of the scores.": e[1] / row.sum(),
         "that looks like a percentage: give the probability as a fraction between 0 and 1.": 100 * p[1],
