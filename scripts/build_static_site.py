@@ -50,7 +50,9 @@ def pages() -> dict[Path, str]:
 # TeX -> readable text, applied in this order (the course's formulas use only these).
 _SYMBOLS = {"cdot": "·", "times": "×", "sum": "Σ", "infty": "∞", "partial": "∂", "delta": "δ",
             "dots": "…", "ldots": "…", "in": "∈", "lVert": "‖", "rVert": "‖", "approx": "≈", "le": "≤",
-            "ge": "≥", "neq": "≠", "to": "→", "sin": "sin", "cos": "cos", "exp": "exp", "log": "log"}
+            "ge": "≥", "neq": "≠", "to": "→", "sin": "sin", "cos": "cos", "exp": "exp", "log": "log",
+            "alpha": "α", "beta": "β", "gamma": "γ", "theta": "θ", "lambda": "λ", "mu": "μ", "pi": "π",
+            "sigma": "σ", "omega": "ω"}
 _TEX_STEPS = [
     (r"\\(left|right)\b|\\!", ""),
     (r"\\q?quad\b", "   "), (r"\\[,;:]", " "),
@@ -59,7 +61,8 @@ _TEX_STEPS = [
     (r"\s*\\cdot\s*", "·"), (r"\\lVert\s*", "‖"), (r"\\partial\s*", "∂"),
     (r"\\mathbb\{R\}", "ℝ"),
     (r"\^\{?\\top\}?", "ᵀ"),
-    (r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", lambda m: "[" + m.group(1).replace("\\\\", ";") + "]"),
+    (r"\\begin\{([pb]?matrix)\}(.*?)\\end\{\1\}",
+     lambda m: "[" + m.group(2).replace("\\\\", ";").replace("&", ",") + "]"),
 ]
 
 
@@ -92,7 +95,7 @@ def math_to_text(markdown: str) -> str:
     for k in range(0, len(parts), 2):  # the even parts are outside code
         parts[k] = re.sub(r"\$\$(.+?)\$\$", lambda m: f'\n<p class="formula">{tex_to_text(m.group(1))}</p>\n',
                           parts[k], flags=re.S)
-        parts[k] = re.sub(r"\$([^$\n]+)\$", lambda m: tex_to_text(m.group(1)), parts[k])
+        parts[k] = re.sub(r"\$((?:[^$\n]|\n(?!\s*\n))+)\$", lambda m: tex_to_text(m.group(1)), parts[k])
     return "".join(parts)
 
 
