@@ -257,7 +257,7 @@ def vectors_2d(vectors: dict, *, ax=None, title=None, colors=None):
     if title:
         ax.set_title(title)
     set_description(ax, (f"Arrows {title!r} from the origin: " if title else "Arrows from the origin: ")
-                    + "; ".join(f"{label} to ({x:g}, {y:g})" for label, (x, y) in zip(vectors, points)) + ".")
+                    + "; ".join(f"{label} to ({x:.3g}, {y:.3g})" for label, (x, y) in zip(vectors, points)) + ".")
     return ax
 
 
