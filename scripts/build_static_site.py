@@ -75,6 +75,7 @@ def tex_to_text(tex: str) -> str:
                      lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", tex)
         tex = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: "√" + _group(m.group(1)), tex)
         tex = re.sub(r"([_^])\{([^{}]*)\}", lambda m: _script(m.group(1), m.group(2)), tex)
+    tex = re.sub(r"\\(sin|cos|exp|log)(?=[\\\w])", r"\1 ", tex)  # \cos\alpha -> cos α
     tex = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), tex)
     tex = re.sub(r"([_^])(\w|[^\s<])", lambda m: _script(m.group(1), m.group(2)), tex)
     return re.sub(r"[{}]", "", tex).strip()
