@@ -256,8 +256,9 @@ def vectors_2d(vectors: dict, *, ax=None, title=None, colors=None):
     ax.set_ylabel("dimension 1")
     if title:
         ax.set_title(title)
-    set_description(ax, (f"Arrows {title!r} from the origin: " if title else "Arrows from the origin: ")
-                    + "; ".join(f"{label} to ({x:.3g}, {y:.3g})" for label, (x, y) in zip(vectors, points)) + ".")
+    ends = "; ".join(f"{label} to ({x:.3g}, {y:.3g})" for label, (x, y) in zip(vectors, points))
+    name = f"Arrows {title!r}" if title else "Arrows"
+    set_description(ax, f"{name} from the origin: {ends}.")
     return ax
 
 
