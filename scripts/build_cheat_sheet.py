@@ -172,7 +172,8 @@ GQA: Q [h_q, n, d_head], K and V [h_kv, n, d_head], h_kv divides h_q; MQA is h_k
 
 <footer>Generated from the course's helper package by scripts/build_cheat_sheet.py; every number
 above is computed, not typed. The notebooks: 00 input matrix · 01 Q, K, V projections · 02 scores ·
-03 scaling by √d_k · 04 softmax · 05 weighted sum and self-attention · 06 KV cache and GQA.</footer>
+03 scaling by √d_k · 04 softmax · 05 weighted sum and self-attention · 06 KV cache and GQA;
+advanced: 07 positions and RoPE · 08 the decoder block · 09 tiled attention.</footer>
 </body></html>
 """
 
