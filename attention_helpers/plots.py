@@ -64,6 +64,20 @@ class Heatmap:
         cells = [self.image, *self.ax.spines.values(), *(t for row in self.texts for t in row)]
         return cells + ([self.colorbar.ax] if self.colorbar and not self.fixed_limits else [])
 
+    @property
+    def limits(self) -> tuple[float, float]:
+        """The values the colour scale spans, (low, high)."""
+        lo, hi = self.image.get_clim()
+        return float(lo), float(hi)
+
+    def fix_limits(self, low: float, high: float) -> None:
+        """Fix the colour scale to low..high: later updates keep it (and the layout) still."""
+        if not low <= high:
+            raise ValueError(f"fix_limits needs low <= high, got low={low}, high={high}")
+        self.fixed_limits = True
+        self.image.set_clim(low, high if high > low else low + 1e-9)
+        self.update(self.image.get_array())
+
     def update(self, values) -> None:
         """Redraw with new values of the same shape (no new figure, no new artists)."""
         values = np.asarray(values, dtype=float)
@@ -100,7 +114,7 @@ class Bars:
     """A bar chart with its values written on the bars."""
 
     def __init__(self, ax, values, labels, *, title=None, xlabel=None, ylabel="probability",
-                 probabilities=True, fmt=".2f", color="#3b528b"):
+                 probabilities=True, value_range=None, fmt=".2f", color="#3b528b"):
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or len(labels) != len(values):
             raise ValueError(
@@ -108,6 +122,7 @@ class Bars:
                 f"{values.shape} and {len(labels)} labels"
             )
         self.ax, self.fmt, self.probabilities = ax, fmt, probabilities
+        self.value_range = (0.0, 1.0) if probabilities else value_range  # None: the axis follows the values
         self.bars = ax.bar(range(len(values)), values, color=color)
         ax.set_xticks(range(len(values)), list(labels))
         if xlabel:
@@ -115,17 +130,31 @@ class Bars:
         ax.set_ylabel(ylabel)
         if title:
             ax.set_title(title)
-        if probabilities:
-            ax.set_ylim(0, 1.08)
+        if self.value_range is not None:
+            self.fix_limits(*self.value_range)
         self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9, in_layout=False)
                       for i in range(len(values))]
         self.update(values)
 
     @property
     def moving(self) -> list:
-        """What update() changes: the whole chart (bars, numbers and, unless
-        probabilities, the value axis)."""
-        return [self.ax]
+        """What update() changes, in drawing order: the bars, the frame drawn over
+        their bases, the numbers, and the whole chart when its value axis follows the values."""
+        if self.value_range is None:
+            return [self.ax]
+        return [*self.bars, *self.ax.spines.values(), *self.texts]
+
+    @property
+    def limits(self) -> tuple[float, float]:
+        """The values the value axis shows, (low, high), with room for the numbers on top."""
+        return self.value_range if self.value_range is not None else tuple(map(float, self.ax.get_ylim()))
+
+    def fix_limits(self, low: float, high: float) -> None:
+        """Fix the value axis so it shows low..high (and 0), with room above for the numbers."""
+        if not low <= high:
+            raise ValueError(f"fix_limits needs low <= high, got low={low}, high={high}")
+        self.value_range = (float(low), float(high))
+        self.ax.set_ylim(*_bar_axis(low, high))
 
     def update(self, values) -> None:
         values = np.asarray(values, dtype=float)
@@ -135,10 +164,16 @@ class Bars:
             bar.set_height(v)
             text.set_position((bar.get_x() + bar.get_width() / 2, max(v, 0)))
             text.set_text(format(v, self.fmt))
-        if not self.probabilities:
-            lo, hi = min(0.0, float(values.min())), max(0.0, float(values.max()))
-            pad = 0.1 * (hi - lo or 1.0)
-            self.ax.set_ylim(lo - (pad if lo < 0 else 0), hi + pad)
+        if self.value_range is None:
+            self.ax.set_ylim(*_bar_axis(float(values.min()), float(values.max())))
+
+
+def _bar_axis(low, high):
+    """The y limits of a bar chart of values in low..high: from 0 (or below), with room above
+    the highest bar for its number (8 % of the range; 1.08 for probabilities)."""
+    lo, hi = min(0.0, low), max(0.0, high)
+    pad = 0.08 * (hi - lo or 1.0)
+    return lo - (pad if lo < 0 else 0), hi + pad
 
 
 def bar_chart(values, labels, *, ax=None, **options) -> Bars:

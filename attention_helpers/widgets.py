@@ -1,37 +1,35 @@
-"""Slider panels: sliders for the entries of weight matrices (and for d_k)
-next to heatmaps that redraw on every move.
+"""Slider panels: sliders for the entries of weight matrices (and for d_k, T, ...)
+next to heatmaps and bar charts that redraw on every move.
 
-A Panel owns one matplotlib figure. When a slider moves it recomputes,
-updates the existing artists in place (see plots.Heatmap.update) and redraws
-only those on top of a saved picture of the rest (matplotlib's "blitting"),
-pasting the numbers in the cells from ready-made pictures of them, then hands
-a quickly encoded PNG to an image widget: ~6 ms for a 6x6 heatmap, where a
-full draw takes ~70 ms. It never builds a new figure. `panel.show_static()`
-draws the same figure as an ordinary output, for readers without a kernel
-and for nbval to check.
+    panel = ah.Panel(compute, views, weights={"W_Q": W_Q}, controls={"T": T_slider})
+    panel                  # the live panel (JupyterLab shows the sliders and the picture)
+    panel.show_static()    # the same figure as an ordinary picture, for readers without a kernel
 
-Dragging does not queue up stale pictures: the browser sends a slider's next
-value only after the kernel has finished with the previous one, merging the
-moves in between, so the kernel always draws the latest value (measured in
-benchmarks/slider_latency.py).
+A slider move: read the sliders -> compute -> update the views -> show the picture.
+
+The layout is solved once, so a move only redraws what moved: a bar chart
+keeps one value axis, fixed at the start to cover every value the sliders
+reach at their ends (so bars can be compared from move to move); a heatmap's
+colour scale follows its values (for contrast), with room kept beside its
+colour bar for the widest tick labels those ends give. A value beyond the
+axis, or a wider label, widens it and solves the layout again: nothing is
+clipped. The picture comes from _fastdraw.png, which redraws only what moved
+(tested equal to a full draw in tests/test_widgets.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
-import io
 import threading
 
 import ipywidgets as W
 import matplotlib as mpl
 import numpy as np
-import PIL.Image
 from IPython.display import display
-from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from . import _fastdraw
 from .plots import Bars, Heatmap
 
 __all__ = ["Panel", "matrix_sliders"]
@@ -76,42 +74,42 @@ class Panel:
     def __init__(self, compute, views, *, weights=None, controls=None,
                  value_range=(-2.0, 2.0), step=0.1, figsize=None, dpi=72):
         self.compute, self.views, self.dpi = compute, list(views), dpi
-        self._shapes = {n: np.shape(m) for n, m in (weights or {}).items()}
-        self._weight_sliders = {n: matrix_sliders(n, m, value_range, step)
-                                for n, m in (weights or {}).items()}
+        for view in self.views:
+            if view.get("kind") not in ("heatmap", "bars", "text"):
+                raise ValueError(f"view kind must be 'heatmap', 'bars' or 'text', got {view.get('kind')!r}")
+        weights = dict(weights or {})
+        self._weight_sliders = {n: matrix_sliders(n, m, value_range, step) for n, m in weights.items()}
+        self._shapes = {n: np.shape(m) for n, m in weights.items()}
+        self._entries = {key: (n, ij) for n, m in weights.items()
+                         for key, (ij, _) in zip(self._weight_sliders[n], np.ndenumerate(m))}
         self.controls = dict(controls or {})
+        for name, control in self.controls.items():
+            control.description = control.description or name  # every control shows a label
         self.sliders = {k: s for group in self._weight_sliders.values() for k, s in group.items()}
         self.sliders.update(self.controls)
 
+        # The figure: one Axes per heatmap or bar chart, side by side.
         drawn = [v for v in self.views if v["kind"] != "text"]
-        if figsize is None:
-            figsize = (4.2 * max(1, len(drawn)), 3.4)
-        self.figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+        self.figure = Figure(figsize=figsize or (4.2 * max(1, len(drawn)), 3.4), dpi=dpi,
+                             layout="constrained")
         FigureCanvasAgg(self.figure)
-        self._background = self._key = None  # the picture without the moving parts, once drawn
-        self.figure.canvas.mpl_connect("draw_event", self._forget_background)
-        axes = self.figure.subplots(1, len(drawn), squeeze=False)[0] if drawn else []
+        axes = iter(self.figure.subplots(1, len(drawn), squeeze=False)[0] if drawn else [])
         results = self._results()
-        self.artists, k = [], 0
-        for view, result in zip(self.views, results):
-            options = {key: val for key, val in view.items() if key != "kind"}
-            if view["kind"] == "heatmap":
-                self.artists.append(Heatmap(axes[k], result, options.pop("row_labels", None),
-                                            options.pop("col_labels", None), **options))
-                k += 1
-            elif view["kind"] == "bars":
-                self.artists.append(Bars(axes[k], result, options.pop("labels"), **options))
-                k += 1
-            elif view["kind"] == "text":
-                self.artists.append(None)
-            else:
-                raise ValueError(f"view kind must be 'heatmap', 'bars' or 'text', got {view['kind']!r}")
-
-        moving = [a for artist in self.artists if artist is not None for a in artist.moving]
-        # The numbers in the heatmaps' cells are pasted from pictures (see _Stamps); the rest is drawn.
-        self._numbers = [t for a in self.artists if isinstance(a, Heatmap) for row in a.texts for t in row]
-        self._moving = [a for a in moving if id(a) not in set(map(id, self._numbers))]
-        self._stamps = _Stamps(dpi)
+        self.artists = [_make_view(view, next(axes), result) if view["kind"] != "text" else None
+                        for view, result in zip(self.views, results)]
+        extremes = self._extreme_results()
+        self._fix_scales(extremes)
+        self._moving = [a for artist in self.artists if artist is not None for a in artist.moving]
+        # Free colour scales (a heatmap with a colour bar): the scale that gives the widest labels.
+        self._widest = {}  # heatmap -> (its scale with the widest labels, their width)
+        for k, artist in enumerate(self.artists):
+            if isinstance(artist, Heatmap) and artist.colorbar and not artist.fixed_limits:
+                self._widest[artist] = max(((lims, _label_width(artist, *lims))
+                                            for lims in (_value_range(r[k]) for r in extremes)),
+                                           key=lambda found: found[1])
+        # The panel solves its layout itself (see _solve_layout); any other draw keeps it.
+        self._layout = self.figure.get_layout_engine()
+        self.figure.set_layout_engine("none")
 
         # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
@@ -122,22 +120,20 @@ class Panel:
         # NumPy's print options belong to a thread, so the callback borrows these.
         self._lock = threading.RLock()
         self._printoptions = np.get_printoptions()
-        self._show(results)
+        self._show(results, relayout=True)
         for slider in self.sliders.values():
             slider.observe(self._on_change, names="value")
         self.widget = W.VBox([self._controls_box(), self.image, self.readout])
 
     # ---- values -------------------------------------------------------
-    def values(self) -> dict:
-        """Current weight matrices (from the sliders) and control values, by name."""
-        out = {}
-        for name, sliders in self._weight_sliders.items():
-            m = np.zeros(self._shapes[name])
-            for key, s in sliders.items():
-                i, j = map(int, key[len(name) + 1:-1].split(","))
-                m[i, j] = _clean(s.value)
-            out[name] = m
-        out.update({name: _clean(c.value) for name, c in self.controls.items()})
+    def values(self, settings=None) -> dict:
+        """Weight matrices and control values by name: the sliders' current ones,
+        or those of `settings` ({slider key: value}) where it has a key."""
+        settings = {key: s.value for key, s in self.sliders.items()} | dict(settings or {})
+        out = {name: np.zeros(shape) for name, shape in self._shapes.items()}
+        for key, (name, ij) in self._entries.items():
+            out[name][ij] = _clean(settings[key])
+        out.update({name: _clean(settings[name]) for name in self.controls})
         return out
 
     def outputs(self) -> list:
@@ -168,71 +164,31 @@ class Panel:
                     if name in self.controls:
                         self.controls[name].value = value
                     else:
-                        for (i, j), v in np.ndenumerate(np.asarray(value, dtype=float)):
-                            self.sliders[f"{name}[{i},{j}]"].value = float(v)
+                        for key, (_, ij) in self._entries.items():
+                            if key.startswith(name + "["):
+                                self.sliders[key].value = float(np.asarray(value, dtype=float)[ij])
             finally:
                 self._holding = False
             self.redraw()
 
-    # ---- drawing ------------------------------------------------------
-    def _results(self):
-        results = self.compute(**self.values())
+    # ---- a move: compute -> update the views -> show ---------------------
+    def _results(self, settings=None):
+        results = self.compute(**self.values(settings))
         if len(results) != len(self.views):
             raise ValueError(f"compute returned {len(results)} results for {len(self.views)} views")
         return results
 
-    def _show(self, results):
-        texts = []
+    def _show(self, results, relayout=False):
+        relayout = self._fix_scales([results]) or relayout  # a value beyond a bar axis widens it
         for artist, result in zip(self.artists, results):
-            if artist is None:
-                texts.append(str(result))
-            else:
+            if artist is not None:
                 artist.update(result)
-        self.readout.value = "<pre>" + "\n".join(texts) + "</pre>" if texts else ""
-        self.image.value = self.png()
-
-    def png(self) -> bytes:
-        """The figure as the live image shows it, as PNG bytes.
-
-        A full draw (constrained layout, tick labels, every artist) takes
-        ~60 ms for a 6x6 heatmap. Instead, the parts that never move are drawn
-        once and saved; a move restores them, draws the cells (and a colour
-        bar or bar chart whose scale moves) and pastes the numbers: ~5 ms.
-        The layout is solved again only when a moving axis gets new tick
-        labels (or on redraw()), and the background is drawn again only after
-        that or after something else drew the figure (show_static, savefig).
-        """
-        fig, canvas, key = self.figure, self.figure.canvas, self._layout_key()
-        engine = fig.get_layout_engine()
-        if key != self._key:
-            engine.execute(fig)  # with everything in it; a second pass settles it
-            engine.execute(fig)
-            self._key, self._background = key, None
-        if self._background is None:
-            with _frozen_layout(fig), _hidden(self._moving + self._numbers):
-                canvas.draw()
-            self._background = canvas.copy_from_bbox(fig.bbox)
-        else:
-            canvas.restore_region(self._background)
-        for artist in self._moving:
-            fig.draw_artist(artist)
-        for text in self._numbers:
-            self._stamps.paste(text, canvas)
-        return _png(canvas.buffer_rgba())
-
-    def _layout_key(self):
-        """The tick labels of the moving axes: while they stay the same, so does the layout."""
-        return [t.get_text() for a in self._moving if isinstance(a, Axes)
-                for axis in (a.xaxis, a.yaxis) for t in axis.get_ticklabels()]
-
-    def _forget_background(self, event=None) -> None:
-        self._background = None
-
-    def redraw(self) -> None:
-        """Recompute and draw everything (call it after changing the figure yourself)."""
-        with self._lock:
-            self._key = None
-            self._show(self._results())
+        relayout = self._widen_label_room() or relayout
+        if relayout:
+            self._solve_layout()
+        texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
+        self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
+        self.image.value = _fastdraw.png(self.figure, self._moving, fresh=relayout)
 
     def _on_change(self, change) -> None:
         with self._lock:
@@ -240,23 +196,95 @@ class Panel:
                 return
             try:
                 with np.printoptions(**self._printoptions):
-                    self._show(self._results())  # redraws only the moving parts
+                    self._show(self._results())
             except Exception as err:
                 # Shown under the picture: the kernel's log is where a learner never looks.
                 self.readout.value = (f'<pre class="ah-error" style="color:#b00020">'
                                       f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>")
                 raise
 
+    def redraw(self) -> None:
+        """Recompute and draw everything (call it after changing the figure yourself)."""
+        with self._lock:
+            self._show(self._results(), relayout=True)
+
+    # ---- scales -----------------------------------------------------------
+    def _extreme_results(self) -> list:
+        """compute's results at the sliders' ends: at the start values, with each slider
+        alone at either end, with all at their low or all at their high ends, and at 32
+        random mixes of ends (seeded). Products of weights are largest at such corners."""
+        ends = {key: _ends(s) for key, s in self.sliders.items()}
+        rng = np.random.default_rng(0)
+        settings = ([{}] + [{key: end} for key in ends for end in ends[key]]
+                    + [{key: e[0] for key, e in ends.items()}, {key: e[-1] for key, e in ends.items()}]
+                    + [{key: e[rng.integers(len(e))] for key, e in ends.items()} for _ in range(32)])
+        found = []
+        for setting in settings:
+            try:
+                found.append(self._results(setting))
+            except Exception:  # an end that compute rejects is an end no student sees either
+                continue
+        return found
+
+    def _fix_scales(self, many_results) -> bool:
+        """Fix (or widen) each bar chart's value axis to cover `many_results`; True if one changed."""
+        changed = False
+        for k, artist in enumerate(self.artists):
+            if not isinstance(artist, Bars) or artist.probabilities:
+                continue
+            lo, hi = artist.value_range or (np.inf, -np.inf)
+            low, high = _value_range(*(r[k] for r in many_results))
+            if low < lo or high > hi:
+                artist.fix_limits(min(lo, low), max(hi, high))
+                changed = True
+        return changed
+
+    def _widen_label_room(self) -> bool:
+        """True if a colour bar now has wider tick labels than the layout has room for."""
+        wider = False
+        for heat, (_, width) in self._widest.items():
+            now = _label_width(heat)
+            if now > width:
+                self._widest[heat], wider = (heat.limits, now), True
+        return wider
+
+    def _solve_layout(self) -> None:
+        """Solve the layout with each free colour bar at its widest labels (then back)."""
+        now = {heat: heat.limits for heat in self._widest}
+        for heat, ((lo, hi), _) in self._widest.items():
+            heat.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
+        self._layout.execute(self.figure)  # with everything in it; a second pass settles it
+        self._layout.execute(self.figure)
+        for heat, (lo, hi) in now.items():
+            heat.image.set_clim(lo, hi)
+
+    # ---- what the notebook shows -----------------------------------------
     def _controls_box(self):
         groups = []
         for name, sliders in self._weight_sliders.items():
             rows = {}
             for key, s in sliders.items():
-                rows.setdefault(key.split(",")[0], []).append(s)
+                rows.setdefault(self._entries[key][1][0], []).append(s)
             groups.append(W.VBox([W.HTML(f"<b>{name}</b>")] + [W.HBox(r) for r in rows.values()]))
         if self.controls:
             groups.append(W.VBox(list(self.controls.values())))
         return W.HBox(groups, layout=W.Layout(flex_flow="row wrap"))
+
+    def description(self) -> str:
+        """What the panel does, in a sentence: what GitHub, nbviewer and the static
+        edition show in place of the live panel."""
+        names = list(self._weight_sliders) + list(self.controls)
+        shows = [v.get("title") or v["kind"] for v in self.views if v["kind"] != "text"]
+        if any(v["kind"] == "text" for v in self.views):
+            shows.append("a text read-out")
+        return (f"Live panel (needs a running kernel): move the sliders for {_and(names)} "
+                f"and it redraws {_and(shows)}. The same figure follows below as a static picture.")
+
+    def _repr_mimebundle_(self, **kwargs):
+        # JupyterLab shows the live widget; a reader without a kernel gets the sentence.
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = self.description()
+        return bundle
 
     def show_static(self) -> None:
         """Show the figure and read-outs at the current values as ordinary output."""
@@ -265,100 +293,58 @@ class Panel:
             print("\n".join(texts))
         # The live picture, laid out afresh, at the notebook's usual resolution.
         self.redraw()
-        with self._lock, _frozen_layout(self.figure):
+        with self._lock:
             self.figure.set_dpi(mpl.rcParams["figure.dpi"])
             try:
                 display(self.figure)
             finally:
                 self.figure.set_dpi(self.dpi)
 
-    def _ipython_display_(self):
-        display(self.widget)
+
+def _make_view(view, ax, result):
+    options = {key: val for key, val in view.items() if key != "kind"}
+    if view["kind"] == "heatmap":
+        rows, cols = options.pop("row_labels", None), options.pop("col_labels", None)
+        return Heatmap(ax, result, rows, cols, **options)
+    return Bars(ax, result, options.pop("labels"), **options)
 
 
-class _Stamps:
-    """Pictures of short texts: typeset once by matplotlib, then pasted.
-
-    Typesetting one number (Text.draw) takes ~0.2 ms, so the 36 numbers of a
-    6x6 heatmap cost more than everything else in a redraw. A number's picture
-    depends only on its text, colour and font, so each is drawn once on a
-    transparent canvas and blended in wherever it is needed, within a pixel of
-    where Text.draw would put it.
-    """
-
-    def __init__(self, dpi):
-        figure = Figure(figsize=(3, 1), dpi=dpi, facecolor="none")
-        FigureCanvasAgg(figure)
-        self.sample = figure.text(0.5, 0.5, "", ha="center", va="center")
-        self.pictures = {}
-
-    def picture(self, text):
-        """(colour premultiplied by alpha, alpha, offset of its top left from the anchor), or None."""
-        key = (text.get_text(), mpl.colors.to_rgba(text.get_color()), text.get_fontproperties())
-        if key not in self.pictures:
-            if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
-                self.pictures.clear()
-            self.pictures[key] = self._typeset(*key)
-        return self.pictures[key]
-
-    def _typeset(self, string, color, font):
-        self.sample.update({"text": string, "color": color, "fontproperties": font})
-        figure = self.sample.figure
-        figure.canvas.draw()
-        rgba = np.asarray(figure.canvas.buffer_rgba()).astype(np.float32) / 255
-        rows, cols = np.nonzero(rgba[..., 3])
-        height, width = rgba.shape[:2]
-        if len(rows) == 0 or rows.min() == 0 or cols.min() == 0 or rows.max() == height - 1 \
-                or cols.max() == width - 1:
-            return None  # nothing to paste, or too big for this canvas: Text.draw will do
-        x, y = self.sample.get_transform().transform(self.sample.get_position())
-        crop = rgba[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
-        alpha = crop[..., 3:]
-        return crop[..., :3] * alpha, alpha, cols.min() - x, rows.min() - (figure.bbox.height - y)
-
-    def paste(self, text, canvas):
-        picture = self.picture(text) if text.get_visible() else None
-        if picture is None:
-            return text.figure.draw_artist(text)
-        color, alpha, dx, dy = picture
-        buffer = np.asarray(canvas.buffer_rgba())  # the canvas's own pixels, not a copy
-        x, y = text.get_transform().transform(text.get_position())
-        # Rows count from the top, from the figure's (fractional) height, as matplotlib's Agg does.
-        left, top = round(x + dx), round(canvas.figure.bbox.height - y + dy)
-        region = buffer[max(top, 0):top + color.shape[0], max(left, 0):left + color.shape[1], :3]
-        if region.shape[:2] != color.shape[:2]:  # partly off the canvas
-            return text.figure.draw_artist(text)
-        region[:] = region * (1 - alpha) + 255 * color + 0.5
+def _ends(slider) -> list:
+    """The values at a slider's two ends (or a control's first and last choice)."""
+    if hasattr(slider, "options"):
+        options = [o[1] if isinstance(o, tuple) else o for o in slider.options]
+        return [options[0], options[-1]]
+    if isinstance(slider.value, bool):
+        return [False, True]
+    if isinstance(slider, W.FloatLogSlider):
+        return [slider.base ** slider.min, slider.base ** slider.max]
+    if hasattr(slider, "min"):
+        return [slider.min, slider.max]
+    return [slider.value]
 
 
-@contextlib.contextmanager
-def _frozen_layout(fig):
-    """Draw with the axes where they are, without solving the layout again."""
-    engine = fig.get_layout_engine()
-    fig.set_layout_engine("none")
-    try:
-        yield
-    finally:
-        fig.set_layout_engine(engine)
+def _value_range(*results) -> tuple[float, float]:
+    """(lowest, highest) finite value in `results`; (inf, -inf) if none."""
+    values = np.concatenate([np.ravel(np.asarray(r, dtype=float)) for r in results])
+    values = values[np.isfinite(values)]
+    return (float(values.min()), float(values.max())) if values.size else (np.inf, -np.inf)
 
 
-@contextlib.contextmanager
-def _hidden(artists):
-    visible = [artist.get_visible() for artist in artists]
-    for artist in artists:
-        artist.set_visible(False)
-    try:
-        yield
-    finally:
-        for artist, was in zip(artists, visible):
-            artist.set_visible(was)
+def _label_width(heat, *scale) -> int:
+    """Characters in the longest tick label of `heat`'s colour bar (on the scale low, high if given)."""
+    before = heat.image.get_clim()
+    if scale:
+        heat.image.set_clim(scale[0], scale[1] if scale[1] > scale[0] else scale[0] + 1e-9)
+    axis = heat.colorbar.ax.yaxis
+    width = max([len(t.get_text()) for t in axis.get_ticklabels()] + [len(axis.get_offset_text().get_text())])
+    if scale:
+        heat.image.set_clim(*before)
+    return width
 
 
-def _png(rgba) -> bytes:
-    """Encode an RGBA buffer as PNG, trading a little size for speed (level 1 of 9)."""
-    buffer = io.BytesIO()
-    PIL.Image.fromarray(np.asarray(rgba)).save(buffer, format="png", compress_level=1)
-    return buffer.getvalue()
+def _and(words) -> str:
+    words = list(words)
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
 
 
 def _clean(value):

@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools"))
 from notebook_tools import client_for, read, run_cells, run_code  # noqa: E402
 from test_notebook_robustness import SWEEP  # noqa: E402
 
@@ -57,7 +58,7 @@ def kernel_peak_mib(path: Path, sliders: bool = True) -> float:
 def lab_peaks_mib(notebooks: list[Path]) -> tuple[float, dict[str, float]]:
     """Peak memory (MiB) of one JupyterLab server whose user opens and runs every notebook
     in turn, and of each notebook's kernel."""
-    from browser_util import JupyterLab, chromium, descendants, open_notebook, run_all
+    from jupyterlab_driver import JupyterLab, chromium, descendants, open_notebook, run_all
 
     def hwm(pid):  # peak resident set of a live process, from /proc (Linux)
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -105,7 +106,7 @@ def main(argv=None) -> int:
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
     if args.no_lab:
         return 0
-    from browser_util import find_chromium
+    from jupyterlab_driver import find_chromium
 
     if find_chromium() is None:
         print("no Chromium: skipping the JupyterLab part (apt-get install chromium, or --no-lab)")

@@ -1,41 +1,51 @@
-"""Slider-to-pixels latency in a real JupyterLab, in headless Chromium.
+"""Slider-to-pixels latency of every live panel in the notebooks, in a real
+JupyterLab in headless Chromium.
 
-    python benchmarks/slider_latency.py [--moves 60]
+    python benchmarks/slider_latency.py [--notebooks 00 03] [--moves 30] [--markdown]
 
-Builds a small notebook in a temporary folder with three sliders over the
-same 6x6 annotated attention-weight heatmap:
+Opens each notebook (notebooks/NN_*.ipynb, all of them unless --notebooks
+names some), runs it, and finds every live panel in it: every cell output
+with a slider and a picture, whatever made it. Each panel gets --moves arrow-key
+presses, spread over all its sliders in turn. One move is timed in the page,
+from the keydown event to the first animation frame after the panel's own new
+picture is decoded (performance.now() at both ends; a MutationObserver sees
+the new <img>). Between moves it waits for the kernel to settle.
 
-  panel     the project's ah.Panel (one slider per entry of W_Q);
-  baseline  a plain ipywidgets.interact that draws a fresh figure with pyplot
-            and the inline backend on every move, as notebooks usually do;
-  floor     a slider and an image widget whose pictures were all drawn in
+In the same run, a small notebook built here measures two references, half
+of their moves before the course notebooks and half after:
+
+  baseline  ipywidgets.interact drawing a fresh 6x6 heatmap with pyplot and
+            the inline backend on every move, as notebooks usually do;
+  floor     a slider and an image widget whose pictures were drawn in
             advance: what JupyterLab, ipywidgets and the browser cost alone.
 
-For each, it presses an arrow key on the slider handle (a real key press from
-Playwright) and measures, in the page, from the keydown event to the first
-animation frame in which the new image is decoded and in the document
-(performance.now() at both ends; a MutationObserver sees the new image).
-It waits for the kernel to settle between moves, prints p50 and p95 over all
-moves and the ratio to the baseline.
+Each move also records a timestamp at every hop (JupyterLab's kernel
+connection in the page, the kernel's own message headers for its side;
+both clocks are this machine's):
 
-Then a drag: 30 key presses 10 ms apart, faster than any redraw. It counts the
-pictures the page actually received and checks that the last one shows the
-last value (no queue of stale redraws to wait for).
+  key       keydown -> the slider's comm message leaves the page
+            (browser key handling, noUiSlider, the widget model)
+  to kernel -> the kernel starts on it (WebSocket, jupyter-server, ZeroMQ)
+  kernel    -> the kernel sends the new picture (the callback: compute, draw, encode)
+  back      -> the page has the message (ZeroMQ, jupyter-server, WebSocket, parsing)
+  view      -> the <img> has its new address (the image widget's view)
+  decode    -> the picture is decoded
+  frame     -> the next animation frame
 
-Finally, where the time goes inside the kernel: the same computations timed
-in this process (compute, update artists, draw, PNG encode), for the panel,
-for the old panel path (a full savefig per move), and for the baseline.
+Then a drag per panel: 30 key presses 10 ms apart, faster than any redraw.
+It counts the pictures per second the page shows while dragging and checks
+that the last one shows the last value (no queue of stale redraws).
 
-Needs Chromium (see tests/browser_util.py: `apt-get install chromium`, or set
-CHROMIUM_PATH).
+Prints a table ready for the README. Needs Chromium (see HOW_TO_ENABLE in
+tools/jupyterlab_driver.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import platform
+import shutil
 import signal
 import statistics
 import sys
@@ -46,9 +56,10 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from browser_util import JupyterLab, chromium, find_chromium, open_notebook, run_all  # noqa: E402
+sys.path.insert(0, str(ROOT / "tools"))
+from jupyterlab_driver import JupyterLab, chromium, find_chromium, open_notebook, run_all  # noqa: E402
 
+REFERENCE = "_latency_reference.ipynb"
 SETUP = '''\
 import numpy as np
 import matplotlib.pyplot as plt
@@ -64,14 +75,13 @@ W_K = rng.normal(0, 0.7, size=(4, 2)).round(1).clip(-2, 2)
 
 def weights(W_Q):
     return ah.softmax((X @ W_Q) @ (X @ W_K).T / np.sqrt(2))
-'''
 
-PANEL = '''\
-panel = ah.Panel(lambda W_Q: [weights(W_Q)],
-                 [dict(kind="heatmap", row_labels=tokens, col_labels=tokens,
-                       title="attention weights", probabilities=True)],
-                 weights={"W_Q": W_Q})
-panel'''
+
+def weights_figure(W):
+    fig, ax = plt.subplots(figsize=(4.2, 3.4), layout="constrained")
+    ah.heatmap(weights(W), tokens, tokens, ax=ax, title="attention weights", probabilities=True)
+    return fig
+'''
 
 # As a notebook usually does it: pyplot, the inline backend, a new figure per move.
 BASELINE = '''\
@@ -79,32 +89,57 @@ BASELINE = '''\
 def baseline(w=float(W_Q[0, 0])):
     W = W_Q.copy()
     W[0, 0] = w
-    fig, ax = plt.subplots(figsize=(4.2, 3.4), layout="constrained")
-    ah.heatmap(weights(W), tokens, tokens, ax=ax, title="attention weights", probabilities=True)
+    weights_figure(W)
     plt.show()
 
 widgets.interact(baseline, w=widgets.FloatSlider(value=float(W_Q[0, 0]), min=-2, max=2, step=0.1));'''
 
-# What JupyterLab, ipywidgets and the browser cost on their own: the same kind
-# of slider and image widget, with every picture drawn in advance.
+# The same kind of slider and image widget, every picture drawn in advance
+# (PNG at 72 dpi, as a panel sends them).
 FLOOR = '''\
+import io
 pictures = {}
 for v in np.round(np.linspace(-2, 2, 41), 1):
     W = W_Q.copy()
     W[0, 0] = v
-    panel.set(W_Q=W)
-    pictures[float(v)] = panel.image.value
-panel.set(W_Q=W_Q)
+    fig = weights_figure(W)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=72)
+    plt.close(fig)
+    pictures[float(v)] = buffer.getvalue()
 floor_image = widgets.Image(value=pictures[round(float(W_Q[0, 0]), 1)], format="png")
-floor_slider = widgets.FloatSlider(value=round(float(W_Q[0, 0]), 1), min=-2, max=2, step=0.1)
+floor_slider = widgets.FloatSlider(value=round(float(W_Q[0, 0]), 1), min=-2, max=2, step=0.1,
+                                   description="w")
 floor_slider.observe(lambda change: setattr(floor_image, "value", pictures[round(change["new"], 1)]), "value")
 widgets.VBox([floor_slider, floor_image])'''
 
-# In the page: timestamp every keydown, and resolve when a new or changed
-# <img> inside `scope` is decoded and the next frame starts.
+HOPS = ["key", "to kernel", "kernel", "back", "view", "decode", "frame"]
+
+# In the page: timestamp the keydown, every hop of the move, and resolve when
+# a new or changed <img> inside `scope` is decoded and the next frame starts.
 WATCH = """
 window.__keydown = 0;
-document.addEventListener('keydown', () => { window.__keydown = performance.now(); }, true);
+window.__hop = {};
+document.addEventListener('keydown', () => {
+    window.__keydown = performance.now();
+    window.__hop = {key: window.__keydown};
+}, true);
+// A time in the kernel's message header, on the page's clock (both are this machine's).
+const kernelTime = (msg) => {
+    const m = /^(.*T\\d\\d:\\d\\d:\\d\\d)(\\.\\d+)?(Z|[+-]\\d\\d:\\d\\d)?$/.exec(msg.header.date);
+    if (!m) return NaN;
+    return Date.parse(m[1] + (m[3] || 'Z')) + 1000 * Number(m[2] || 0) - performance.timeOrigin;
+};
+window.__listenToKernel = (kernel) => kernel.anyMessage.connect((_, {msg, direction}) => {
+    const h = window.__hop, type = msg.header.msg_type, now = performance.now();
+    if (direction === 'send' && type === 'comm_msg' && h.sent === undefined && h.key !== undefined) {
+        h.sent = now; h.id = msg.header.msg_id;
+    }
+    if (direction !== 'recv' || !h.id || msg.parent_header.msg_id !== h.id) return;
+    if (type === 'status' && msg.content.execution_state === 'busy') h.busy = kernelTime(msg);
+    const picture = (type === 'comm_msg' && msg.buffers && msg.buffers.length) || type === 'display_data';
+    if (picture && h.pictureSent === undefined) { h.pictureSent = kernelTime(msg); h.pictureHere = now; }
+});
 // The <img> elements a batch of mutations added or gave a new src.
 const changedImages = (records) => records.flatMap(r => r.type === 'attributes' ? [r.target]
     : [...r.addedNodes].flatMap(n => n.tagName === 'IMG' ? [n] : [...(n.querySelectorAll?.('img') || [])]));
@@ -112,9 +147,16 @@ const watch = (scope, callback) => {
     const observer = new MutationObserver(records => callback(changedImages(records), observer));
     observer.observe(scope, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
 };
-// Resolves with {t: ms since the last keydown, sig} at the first frame that can show the new image.
-const onScreen = (img) => img.decode().catch(() => {}).then(() => new Promise(resolve =>
-    requestAnimationFrame(() => resolve({t: performance.now() - window.__keydown, sig: window.__sig(img)}))));
+// Resolves at the first frame that can show the new image, with the times of its hops.
+const onScreen = (img) => {
+    const h = window.__hop;
+    h.view = performance.now();
+    return img.decode().catch(() => {}).then(() => { h.decoded = performance.now(); })
+        .then(() => new Promise(resolve => requestAnimationFrame(() => {
+            h.frame = performance.now();
+            resolve({t: h.frame - window.__keydown, sig: window.__sig(img), hop: {...h}});
+        })));
+};
 window.__nextPicture = (scope) => new Promise((resolve, reject) => {
     setTimeout(() => reject(new Error('no new picture within 20 s')), 20000);
     watch(scope, (imgs, observer) => {
@@ -123,18 +165,11 @@ window.__nextPicture = (scope) => new Promise((resolve, reject) => {
 });
 window.__recordPictures = (scope) => {
     window.__pictures = [];
-    watch(scope, imgs => imgs.forEach(img => onScreen(img).then(p => window.__pictures.push(p))));
+    window.__dragStart = performance.now();
+    watch(scope, imgs => imgs.forEach(img => img.decode().catch(() => {}).then(() =>
+        window.__pictures.push({t: performance.now() - window.__dragStart, sig: window.__sig(img)}))));
 };
 """
-
-
-def build_notebook(folder: Path) -> str:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in (SETUP, PANEL, BASELINE, FLOOR)]
-    nbformat.write(nb, folder / "latency.ipynb")
-    return "latency.ipynb"
 
 
 def percentile(values, q):
@@ -142,8 +177,19 @@ def percentile(values, q):
     return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
 
 
-def settle(page, scope, quiet_ms=150):
-    """Wait until the kernel is idle and the picture has not changed for `quiet_ms`."""
+def hops(hop: dict) -> dict:
+    """The duration (ms) of each hop of one move, from the page's timestamps."""
+    marks = [hop.get(k) for k in ("key", "sent", "busy", "pictureSent", "pictureHere", "view", "decoded",
+                                  "frame")]
+    if None in marks:
+        return {}
+    # The kernel's "sent" is stamped when it builds the message; "back" runs to its arrival.
+    return {name: b - a for name, a, b in zip(["key", "to kernel", "kernel", "back", "view", "decode",
+                                               "frame"], marks, marks[1:])}
+
+
+def settle(page, scope, quiet_ms=120):
+    """Wait until the kernel is idle and the pictures have not changed for `quiet_ms`."""
     page.wait_for_function(f"""scope => {{
         const v = window.__state(scope), now = performance.now();
         if (!window.__kernelIdle() || v !== window.__settleView) {{
@@ -153,34 +199,65 @@ def settle(page, scope, quiet_ms=150):
     }}""", arg=scope, polling=10, timeout=30_000)
 
 
-def measure_moves(page, cell: int, moves: int) -> list[float]:
-    """Latencies (ms) of `moves` single arrow-key moves of the first slider in output of `cell`."""
+def panels(page) -> list[dict]:
+    """Every live panel in the open notebook: a cell output with a slider and a picture."""
+    return page.evaluate("""() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]
+        .map((cell, index) => ({cell, index}))
+        .filter(({cell}) => cell.querySelector('.jp-OutputArea .noUi-handle')
+                            && cell.querySelector('.jp-OutputArea img'))
+        .map(({cell, index}) => ({
+            cell: index,
+            sliders: [...cell.querySelectorAll('.jp-OutputArea .noUi-handle')]
+                .filter(h => h.getAttribute('aria-disabled') !== 'true').length,
+            groups: [...cell.querySelectorAll('.jp-OutputArea .widget-html-content b')]
+                .map(b => b.textContent),
+            labels: [...cell.querySelectorAll('.jp-OutputArea .widget-slider .widget-label')]
+                .map(l => l.textContent),
+        }))""")
+
+
+def _handles(page, cell: int):
     scope = page.query_selector_all(".jp-Notebook .jp-Cell")[cell].query_selector(".jp-OutputArea")
-    handle = scope.query_selector(".noUi-handle")
-    handle.scroll_into_view_if_needed()
-    handle.focus()
-    settle(page, scope)
-    times, key = [], "ArrowRight"
-    for _ in range(moves):
-        value = float(handle.get_attribute("aria-valuemax" if key == "ArrowRight" else "aria-valuemin"))
-        if abs(float(handle.get_attribute("aria-valuenow")) - value) < 1e-9:  # at an end: turn round
-            key = "ArrowLeft" if key == "ArrowRight" else "ArrowRight"
+    handles = [h for h in scope.query_selector_all(".noUi-handle")
+               if h.get_attribute("aria-disabled") != "true"]
+    return scope, handles
+
+
+def measure_moves(page, cell: int, moves: int, first: int = 0) -> list[dict]:
+    """`moves` single arrow-key moves of the panel in `cell`, its sliders in turn;
+    for each, the latency (ms) and its hops."""
+    scope, handles = _handles(page, cell)
+    results, keys = [], {}
+    for k in range(first, first + moves):
+        handle = handles[k % len(handles)]
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        settle(page, scope)
+        # Right until the end, then left until the other end, and so on: a key at an end changes nothing.
+        now, low, high = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin",
+                                                                   "aria-valuemax"))
+        key = keys.get(k % len(handles), "ArrowRight")
+        if abs(now - high) < 1e-9 or abs(now - low) < 1e-9:
+            key = "ArrowLeft" if abs(now - high) < 1e-9 else "ArrowRight"
+        keys[k % len(handles)] = key
         page.evaluate("scope => { window.__next = window.__nextPicture(scope); }", scope)
         page.keyboard.press(key)
-        times.append(page.evaluate("() => window.__next")["t"])
-        settle(page, scope)
-    return times
+        picture = page.evaluate("() => window.__next")
+        results.append({"t": picture["t"], "hops": hops(picture["hop"])})
+    settle(page, scope)
+    return results
 
 
 def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
-    """Press ArrowRight `presses` times `gap_ms` apart, faster than any redraw.
+    """Press ArrowRight `presses` times `gap_ms` apart on the panel's first slider.
 
-    Counts the pictures the page received, and times the one that shows the
-    last value (the picture the page settles on, which must also be the one
-    drawn for that value on its own) from the last key press.
+    Pictures per second while dragging (from the first press to the last
+    picture), and whether the picture it settles on is the one drawn for the
+    last value on its own (one step away and back).
     """
-    scope = page.query_selector_all(".jp-Notebook .jp-Cell")[cell].query_selector(".jp-OutputArea")
-    handle = scope.query_selector(".noUi-handle")
+    scope, handles = _handles(page, cell)
+    handle = handles[0]
+    handle.scroll_into_view_if_needed()
     handle.focus()
     page.keyboard.press("Home")
     settle(page, scope)
@@ -193,110 +270,129 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
     final = page.evaluate("scope => window.__view(scope)", scope)
     for key in ("ArrowRight", "ArrowLeft"):  # one step away and back: the last value drawn on its own
         page.keyboard.press(key)
-        page.wait_for_timeout(50)
         settle(page, scope)
     again = page.evaluate("scope => window.__view(scope)", scope)
-    last = next(p for p in pictures if p["sig"] == pictures[-1]["sig"])
-    return {"presses": presses, "pictures": len(pictures), "last_picture_ms": last["t"],
-            "shows_last_value": final.startswith(pictures[-1]["sig"]) and final == again}
+    rate = len(pictures) / (pictures[-1]["t"] / 1000) if pictures else 0.0
+    return {"pictures": len(pictures), "per_second": rate,
+            "shows_last_value": bool(pictures) and final.startswith(pictures[-1]["sig"]) and final == again}
 
 
-def kernel_side(repeats=40) -> dict:
-    """Median ms of each step of one redraw, timed in this process with the same code."""
-    import matplotlib
+def build_reference(folder: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (SETUP, BASELINE, FLOOR)]
+    nbformat.write(nb, folder / REFERENCE)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    import attention_helpers as ah
+def open_and_run(page, lab, name: str) -> None:
+    open_notebook(page, lab, name)
+    page.evaluate("() => window.__listenToKernel(window.jupyterapp.shell.currentWidget"
+                  ".sessionContext.session.kernel)")
+    errors = [c["errors"] for c in run_all(page) if c["errors"] and "raises-exception" not in c["tags"]]
+    if errors:
+        raise RuntimeError(f"{name}: cells failed: {errors}")
 
-    namespace: dict = {}
-    exec(SETUP, namespace)
-    weights, W_Q, tokens = namespace["weights"], namespace["W_Q"], namespace["tokens"]
-    panel = ah.Panel(lambda W_Q: [weights(W_Q)],
-                     [dict(kind="heatmap", row_labels=tokens, col_labels=tokens,
-                           title="attention weights", probabilities=True)], weights={"W_Q": W_Q})
-    values = [W_Q.copy() for _ in range(repeats)]
-    for k, W in enumerate(values):
-        W[0, 0] = -2 + 4 * k / repeats
 
-    def timed(step):
-        out = []
-        for W in values:
-            t0 = time.perf_counter()
-            step(W)
-            out.append((time.perf_counter() - t0) * 1000)
-        return statistics.median(out)
+def row(name, moves, dragged=None) -> dict:
+    times = [m["t"] for m in moves]
+    hop_lists = {h: [m["hops"][h] for m in moves if m["hops"]] for h in HOPS}
+    return {"name": name, "p50": statistics.median(times), "p95": percentile(times, 95), "min": min(times),
+            "hops": {h: statistics.median(v) for h, v in hop_lists.items() if v}, "drag": dragged,
+            "moves": len(times)}
 
-    heat = panel.artists[0]
-    result = {
-        "panel: compute": timed(lambda W: weights(W)),
-        "panel: update artists": timed(lambda W: heat.update(weights(W))),
-        "panel: redraw moving parts, paste numbers, PNG":
-            timed(lambda W: (heat.update(weights(W)), panel.png())),
-        "panel: whole slider move": timed(lambda W: setattr(panel.sliders["W_Q[0,0]"], "value", W[0, 0])),
-        "old panel path: full savefig (layout, all artists, PNG level 6)":
-            timed(lambda W: (heat.update(weights(W)), panel.figure.savefig(io.BytesIO(), dpi=72))),
-    }
-    from IPython.core.pylabtools import print_figure
 
-    def baseline(W):
-        fig, ax = plt.subplots(figsize=(4.2, 3.4), layout="constrained")
-        ah.heatmap(weights(W), tokens, tokens, ax=ax, title="attention weights", probabilities=True)
-        print_figure(fig, "png")  # what the inline backend does at plt.show()
-        plt.close(fig)
-
-    result["baseline: new figure + draw + PNG (inline backend)"] = timed(baseline)
-    return result
+def print_tables(rows, baseline, floor, args, seconds) -> None:
+    print(f"\n<!-- {len(rows)} panels, {args.moves} moves each; measured in {seconds:.0f} s -->")
+    print("| panel | sliders | p50 | p95 | drag: pictures/s | drag: last picture = last value |")
+    print("|---|---|---|---|---|---|")
+    for r in rows + [baseline, floor]:
+        d = r["drag"]
+        drag_cells = (f"{d['per_second']:.0f} | {'yes' if d['shows_last_value'] else '**no**'}"
+                      if d else "– | –")
+        print(f"| {r['name']} | {r.get('sliders', 1)} | {r['p50']:.1f} ms | {r['p95']:.1f} ms "
+              f"| {drag_cells} |")
+    slowest = max(rows, key=lambda r: r["p50"]) if rows else None
+    if slowest:
+        print(f"\nslowest panel p50 / baseline p50: {slowest['p50']:.1f} / {baseline['p50']:.1f} = "
+              f"{slowest['p50'] / baseline['p50']:.2f} ({slowest['name']})")
+    print("\nwhere a move's time goes, median ms per hop (see the docstring for what each hop covers):")
+    print("| | " + " | ".join(HOPS) + " | total p50 |")
+    print("|---|" + "---|" * (len(HOPS) + 1))
+    for r in [floor, baseline] + rows:
+        print(f"| {r['name']} | " + " | ".join(f"{r['hops'].get(h, float('nan')):.1f}" for h in HOPS)
+              + f" | {r['p50']:.1f} |")
 
 
 def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups (server, browser)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--moves", type=int, default=60, help="key presses per slider (default 60)")
+    parser.add_argument("--notebooks", nargs="*", default=None, metavar="NN",
+                        help="notebook numbers to measure, e.g. 00 03 (default: all)")
+    parser.add_argument("--moves", type=int, default=30, help="key presses per panel (default 30)")
+    parser.add_argument("--no-drag", action="store_true", help="skip the drags")
     args = parser.parse_args(argv)
     if find_chromium() is None:
         print("no Chromium: install it (apt-get install chromium) or set CHROMIUM_PATH", file=sys.stderr)
         return 2
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if args.notebooks:
+        notebooks = [p for p in notebooks if p.name[:2] in args.notebooks]
+        if not notebooks:
+            print(f"no notebook numbered {args.notebooks}", file=sys.stderr)
+            return 2
 
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
+          f"load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "")
+    started = time.monotonic()
+    half = max(1, args.moves // 2)
+    reference = {"baseline": [], "floor": []}
+    rows = []
     with tempfile.TemporaryDirectory(prefix="latency-") as folder:
-        name = build_notebook(Path(folder))
+        for path in notebooks:
+            shutil.copy(path, folder)
+        build_reference(Path(folder))
         with JupyterLab(folder) as lab, chromium() as browser:
             page = browser.new_page()
             page.add_init_script(WATCH)
-            open_notebook(page, lab, name)
-            cells = run_all(page)
-            errors = [c["errors"] for c in cells if c["errors"]]
-            if errors:
-                print(f"the benchmark notebook failed: {errors}", file=sys.stderr)
-                return 1
-            # Interleaved, ten moves at a time, so a busy spell on the machine hits all three.
-            latency = {"panel": [], "baseline": [], "floor": []}
-            for done in range(0, args.moves, 10):
-                for cell, kind in enumerate(latency, start=1):
-                    latency[kind] += measure_moves(page, cell, min(10, args.moves - done))
-            drags = {"panel": drag(page, 1), "baseline": drag(page, 2)}
+
+            def measure_reference(moves, first):
+                open_and_run(page, lab, REFERENCE)
+                found = panels(page)  # the interact output, then the floor
+                reference["baseline"] += measure_moves(page, found[0]["cell"], moves, first)
+                reference["floor"] += measure_moves(page, found[1]["cell"], moves, first)
+                lab.shutdown_kernels()
+                return found
+
+            measure_reference(half, 0)
+            for path in notebooks:
+                t0 = time.monotonic()
+                open_and_run(page, lab, path.name)
+                for k, panel in enumerate(panels(page)):
+                    moves = measure_moves(page, panel["cell"], args.moves)
+                    dragged = None if args.no_drag else drag(page, panel["cell"])
+                    what = ", ".join(panel["groups"] + [lbl for lbl in panel["labels"]
+                                                        if not lbl.startswith("[")]) or f"panel {k + 1}"
+                    r = row(f"{path.stem} ({what})", moves, dragged)
+                    r["sliders"] = panel["sliders"]
+                    rows.append(r)
+                    print(f"  {r['name']}: p50 {r['p50']:.1f} ms, p95 {r['p95']:.1f} ms"
+                          + (f", drag {dragged['per_second']:.0f}/s" if dragged else ""), flush=True)
+                lab.shutdown_kernels()
+                print(f"  ({path.name}: {time.monotonic() - t0:.0f} s)", flush=True)
+            measure_reference(args.moves - half, half)
+            open_and_run(page, lab, REFERENCE)
+            drags = {} if args.no_drag else {kind: drag(page, panel["cell"])
+                                             for kind, panel in zip(("baseline", "floor"), panels(page))}
             lab.shutdown_kernels()
 
-    print(f"\nslider-to-pixels latency, 6x6 annotated heatmap, {args.moves} moves each (ms):")
-    p50 = {k: statistics.median(v) for k, v in latency.items()}
-    for k, v in latency.items():
-        print(f"  {k:9s} p50 {p50[k]:6.1f}   p95 {percentile(v, 95):6.1f}   "
-              f"min {min(v):6.1f}   max {max(v):6.1f}")
-    print(f"  ratio panel/baseline (p50): {p50['panel'] / p50['baseline']:.2f}")
-    print("  (floor: the same widgets showing pictures drawn in advance, i.e. JupyterLab,\n"
-          "   ipywidgets and Chromium alone; the panel's own share is p50 - floor p50)")
-
-    print("\ndrag: 30 key presses 10 ms apart")
-    for k, d in drags.items():
-        print(f"  {k:9s} {d['pictures']:2d} pictures for {d['presses']} presses, the last one "
-              f"{d['last_picture_ms']:.0f} ms after the last press; it shows the last value: "
-              f"{d['shows_last_value']}")
-
-    print("\ninside the kernel, median ms per move (same code, this process):")
-    for step, ms in kernel_side().items():
-        print(f"  {step:60s} {ms:6.1f}")
+    baseline = row("baseline: `ipywidgets.interact`, fresh matplotlib figure (6×6 heatmap)",
+                   reference["baseline"], drags.get("baseline"))
+    floor = row("floor: pre-drawn pictures, same slider and image widgets", reference["floor"],
+                drags.get("floor"))
+    print_tables(rows, baseline, floor, args, time.monotonic() - started)
+    print(f"\nproduced by: python benchmarks/slider_latency.py --moves {args.moves}"
+          + (f" --notebooks {' '.join(args.notebooks)}" if args.notebooks else ""))
     return 0
 
 

@@ -107,3 +107,26 @@ def hint(check) -> str:
 def code_sources(path: Path) -> list[str]:
     """The source of every code cell of a notebook, in order."""
     return [c.source for c in read(path).cells if c.cell_type == "code"]
+
+
+def notebook_value(path: Path, name: str):
+    """The value a notebook assigns to `name`, from the one top-level statement that assigns
+    it, evaluated with only numpy as `np`: for the hand-typed data of an exercise."""
+    import ast
+
+    import numpy as np
+
+    found = []
+    for source in code_sources(path):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # IPython magics: not exercise data
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                found.append(ast.get_source_segment(source, node))
+    assert len(found) == 1, f"{path.name} assigns {name} {len(found)} times; expected once"
+    namespace = {"np": np}
+    exec(found[0], namespace)
+    return namespace[name]

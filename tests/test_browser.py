@@ -8,7 +8,7 @@ without the kernel printing a warning or a traceback. A screenshot per
 notebook lands in test-artifacts/screenshots/.
 
 Run only these with `python -m pytest -m browser`, skip them with -m "not browser".
-They need Chromium (see browser_util.HOW_TO_ENABLE); without it they skip,
+They need Chromium (see HOW_TO_ENABLE in tools/jupyterlab_driver.py); without it they skip,
 except in CI (CI=true), where a missing browser is a failure.
 """
 
@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from browser_util import (
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # the driver shared with benchmarks/
+from jupyterlab_driver import (  # noqa: E402
     HOW_TO_ENABLE,
     JupyterLab,
     alive,
@@ -99,7 +102,7 @@ def _wait(page, js: str, arg, timeout: float = CHANGE_TIMEOUT):
 
 _STATE = "window.__state(window.__scope(h))"  # cheap: which images and read-outs are shown
 # Settled: the kernel has been idle and the output unchanged for 100 ms; then
-# return the signature of what is shown (a hash of the pixels, see browser_util).
+# return the signature of what is shown (a hash of the pixels, see tools/jupyterlab_driver.py).
 _SETTLED = f"""([h]) => {{
     const state = {_STATE}, now = performance.now();
     if (!window.__kernelIdle() || state !== window.__lastState) {{

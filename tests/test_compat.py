@@ -124,7 +124,7 @@ def test_notebook_runs_from_a_clone_at_the_lowest_versions(compat_python, path):
     report = json.loads(result.stdout.splitlines()[-1])
     # The setup cell found the helper in this clone, next to notebooks/.
     assert Path(report["helper"]) == ROOT / "attention_helpers" / "__init__.py"
-    for name, key, _attr, end, finite, png_bytes in report["sweep"]:
+    for name, key, _attr, end, finite, png_bytes, *_ in report["sweep"]:
         assert finite, f"{name}: {key} at {end} gives a value that is not finite"
         assert png_bytes > 0, f"{name}: {key} at {end} left the panel without a picture"
 

@@ -14,7 +14,8 @@ import pytest
 from notebook_tools import NOTEBOOKS, client_for, compared, ids, read, run_cells, run_code, tags, text_outputs
 
 # Runs inside the notebook's kernel after the notebook: every Panel the
-# notebook made, every slider to its minimum and maximum, warnings as errors.
+# notebook made, every slider to its minimum and maximum, warnings as errors;
+# at each end the panel's scales must cover the values without a new layout.
 SWEEP = r'''
 import json as _json, warnings as _warnings
 import numpy as _np
@@ -34,6 +35,7 @@ for _name, _panel in list(globals().items()):
     if _name.startswith("_") or not isinstance(_panel, _ah.Panel) or id(_panel) in _seen:
         continue
     _seen.add(id(_panel))
+    _layout = [ax.get_position().bounds for ax in _panel.figure.axes]  # where each Axes sits
     for _key, _slider in _panel.sliders.items():
         _before = (_slider.index if hasattr(_slider, "options") else _slider.value)
         for _attr, _end in _ends(_slider):
@@ -43,7 +45,11 @@ for _name, _panel in list(globals().items()):
                 _outs = _panel.outputs()
             _finite = all(bool(_np.all(_np.isfinite(_np.asarray(o, dtype=float))))
                           for o in _outs if not isinstance(o, str))
-            _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.image.value)])
+            # the colour scales and value axes cover what this end shows, in the layout made at the start
+            _covered = [ax.get_position().bounds for ax in _panel.figure.axes] == _layout and all(
+                a is None or a.limits[0] <= _np.min(o) and _np.max(o) <= a.limits[1]
+                for a, o in zip(_panel.artists, _outs))
+            _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.image.value), _covered])
         setattr(_slider, "index" if hasattr(_slider, "options") else "value", _before)
 print(_json.dumps(_report))
 '''
@@ -97,6 +103,8 @@ def test_run_all_twice_tweak_an_input_and_drag_every_slider_to_its_ends(path):
     bad = [row for row in report if not row[4]]
     assert not bad, f"sliders giving non-finite values at an end: {bad}"
     assert all(row[5] > 0 for row in report)
+    uncovered = [row[:4] for row in report if not row[6]]
+    assert not uncovered, f"a slider's end is beyond a scale, or needs a new layout: {uncovered}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))

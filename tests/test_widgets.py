@@ -1,9 +1,11 @@
 """Slider panels: a move redraws the picture quickly and correctly.
 
-A Panel redraws only the artists that change on top of a saved background
-and pastes the numbers in the cells from ready-made pictures (see
-widgets.Panel.png). These tests pin down that the shortcut shows what a full
-draw shows: pixel for pixel, except that a number may sit one pixel off.
+A Panel keeps one scale per colour bar and value axis, and its picture comes
+from _fastdraw.png, which redraws only the artists that change on top of a
+saved background and pastes the numbers from ready-made pictures. These tests
+pin down that the shortcut shows what a full draw shows (pixel for pixel,
+except that a number may sit one pixel off), and that the fixed scales cover
+every value the sliders reach.
 """
 
 import io
@@ -59,22 +61,28 @@ def full_draw(panel) -> np.ndarray:
     return np.asarray(panel.figure.canvas.buffer_rgba()).copy()
 
 
+def numbers(panel) -> list:
+    """The numbers written in the panel's heatmap cells and on its bars."""
+    return [t for a in panel.artists if a is not None
+            for t in (a.texts if isinstance(a, ah.Bars) else [t for row in a.texts for t in row])]
+
+
 def assert_same_picture(panel, live: np.ndarray, full: np.ndarray):
-    """`live` is `full` pixel for pixel, except that each number in a heatmap cell
-    (pasted, not typeset) may sit one pixel off: every number looks the same."""
+    """`live` is `full` pixel for pixel, except that each number (pasted, not
+    typeset) may sit one pixel off: every number looks the same."""
     renderer, height = panel.figure.canvas.get_renderer(), full.shape[0]
-    numbers = np.zeros(full.shape[:2], bool)
-    for text in panel._numbers:
+    numbers_mask = np.zeros(full.shape[:2], bool)
+    for text in numbers(panel):
         box = text.get_window_extent(renderer)
         rows = slice(int(height - box.y1) - 2, int(height - box.y0) + 3)
         cols = slice(int(box.x0) - 2, int(box.x1) + 3)
-        numbers[rows, cols] = True
+        numbers_mask[rows, cols] = True
         a, b = live[rows, cols, :3].astype(int), full[rows, cols, :3].astype(int)
         best = min(np.abs(np.roll(a, (dy, dx), (0, 1)) - b)[2:-2, 2:-2].mean()
                    for dy in (-1, 0, 1) for dx in (-1, 0, 1))
         assert best < 4, f"the number {text.get_text()!r} looks different from Text.draw's"
     differ = (live != full).any(axis=-1)
-    assert not differ[~numbers].any(), f"{differ[~numbers].sum()} pixels differ outside the numbers"
+    assert not differ[~numbers_mask].any(), f"{differ[~numbers_mask].sum()} pixels differ outside the numbers"
 
 
 def count_full_draws(panel) -> list:
@@ -104,13 +112,68 @@ def test_a_move_draws_only_the_moving_parts_when_the_layout_cannot_change():
     assert len(draws) == 1
 
 
-def test_a_free_colour_scale_redraws_the_layout_only_when_its_tick_labels_change():
+def layout(panel) -> list:
+    """Where every Axes (colour bars included) sits in the figure."""
+    return [ax.get_position().bounds for ax in panel.figure.axes]
+
+
+def inside_the_figure(panel) -> bool:
+    """Every Axes with its tick labels and titles lies within the figure (nothing clipped)."""
+    renderer = panel.figure.canvas.get_renderer()
+    fig = panel.figure.bbox
+    return all(fig.x0 - 1 <= b.x0 and b.x1 <= fig.x1 + 1 and fig.y0 - 1 <= b.y0 and b.y1 <= fig.y1 + 1
+               for b in (ax.get_tightbbox(renderer) for ax in panel.figure.axes))
+
+
+def test_at_every_slider_end_the_scales_cover_the_values_and_the_layout_stays():
     panel = make_panel()
+    heat_scores, bars = panel.artists[1], panel.artists[2]
+    bar_limits, where = bars.limits, layout(panel)
     draws = count_full_draws(panel)
-    panel.sliders["W_Q[0,0]"].value = 0.9  # a small move: the scores' scale barely moves
-    panel.sliders["W_Q[0,0]"].value = 2.0  # a big one: new tick labels, maybe a wider margin
-    assert len(draws) <= 1
+    for key, slider in panel.sliders.items():
+        start = slider.value
+        ends = ((slider.base ** slider.min, slider.base ** slider.max) if isinstance(slider, W.FloatLogSlider)
+                else (slider.min, slider.max))
+        for end in ends:
+            slider.value = end
+            # computed here from the sliders' values, independently of the panel's pictures
+            _, scores, row0, _ = attention(**panel.values())
+            lo, hi = heat_scores.limits
+            assert lo <= scores.min() and scores.max() <= hi, f"{key} at {end}: {scores} beyond {lo, hi}"
+            assert bars.limits[0] <= row0.min() and row0.max() <= bars.limits[1]
+        slider.value = start
+    assert bars.limits == bar_limits  # the value axis fixed at the start covered every end
+    assert layout(panel) == where and draws == []  # the layout was never solved again
+    assert inside_the_figure(panel)
     assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
+
+
+def test_a_value_beyond_the_scales_widens_them_instead_of_clipping():
+    # compute jumps at 1.5 (between the ends), so the ends alone cannot predict it
+    def compute(W_Q):
+        jump = 1000 if W_Q[0, 0] == 1.5 else 1
+        return [W_Q * jump, W_Q[:, 0] * jump]
+
+    panel = ah.Panel(compute, [dict(kind="heatmap"), dict(kind="bars", labels="abcd", probabilities=False)],
+                     weights={"W_Q": W_Q0})
+    heat, bars = panel.artists
+    assert bars.limits == (-2.0, 2.0)  # each entry at either end
+    where = layout(panel)
+    panel.sliders["W_Q[0,0]"].value = 1.5
+    shown = 1000 * np.where(np.arange(8).reshape(4, 2) == 0, 1.5, W_Q0)
+    assert heat.limits == (shown.min(), shown.max()) == (-500.0, 1500.0)
+    assert bars.limits == (-500.0, 1500.0)
+    assert layout(panel) != where  # longer tick labels ("1500"): the layout made room for them
+    assert inside_the_figure(panel)
+    assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
+
+
+def test_a_fixed_value_axis_keeps_room_for_the_numbers_above_the_bars():
+    bars = ah.bar_chart([0.5, 2.0], ["a", "b"], probabilities=False, value_range=(0.0, 4.0))
+    assert bars.ax.get_ylim() == pytest.approx((0.0, 4.32))
+    bars.update([3.9, 1.0])
+    assert bars.ax.get_ylim() == pytest.approx((0.0, 4.32))  # fixed: the layout stays
+    assert bars.moving == [*bars.bars, *bars.ax.spines.values(), *bars.texts]
 
 
 def test_after_a_burst_of_moves_the_picture_shows_the_last_values():
@@ -126,7 +189,7 @@ def test_after_a_burst_of_moves_the_picture_shows_the_last_values():
 def test_set_moves_many_sliders_with_one_redraw():
     panel = small_panel()
     drawn = []
-    panel.png = lambda original=panel.png: drawn.append(1) or original()
+    panel.image.observe(lambda change: drawn.append(1), names="value")
     panel.set(W_Q=-W_Q0, W_K=W_K0[::-1], T=0.5)
     assert len(drawn) == 1
     assert np.allclose(panel.values()["W_Q"], -W_Q0) and panel.values()["T"] == 0.5
@@ -226,3 +289,21 @@ def test_slider_values_lose_the_browsers_rounding_noise():
     panel.sliders["W_Q[0,1]"].value = -4.4e-16
     assert panel.values()["W_Q"][0, 0] == 1.0 and panel.values()["W_Q"][0, 1] == 0.0
     assert panel.artists[0].texts[0][1].get_text() == "0.00"  # not -0.00
+
+
+def test_a_stored_live_panel_reads_as_a_sentence_without_a_kernel():
+    panel = make_panel()
+    bundle = panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab shows the live panel
+    sentence = bundle["text/plain"]
+    assert sentence == ("Live panel (needs a running kernel): move the sliders for W_Q, W_K and T "
+                        "and it redraws weights, scores, row 0 and a text read-out. "
+                        "The same figure follows below as a static picture.")
+
+
+def test_every_slider_has_a_visible_label():
+    unnamed = W.IntSlider(value=1, min=0, max=3)
+    panel = ah.Panel(lambda W_Q, n: [W_Q * n], [dict(kind="heatmap")], weights={"W_Q": W_Q0},
+                     controls={"n": unnamed})
+    assert unnamed.description == "n"
+    assert all(s.description for s in panel.sliders.values())
