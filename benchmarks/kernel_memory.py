@@ -43,16 +43,18 @@ PEAK = ("import resource as _r, sys as _s; "
         "print(_r.getrusage(_r.RUSAGE_SELF).ru_maxrss / (1024 * 1024 if _s.platform == 'darwin' else 1024))")
 
 
-def kernel_peak_mib(path: Path, sliders: bool = True) -> float:
-    """Peak resident memory (MiB) of a kernel that ran `path` (Run All) and, with `sliders`,
-    then moved every slider of every panel to both ends."""
+def kernel_peaks_mib(path: Path, sliders: bool = True) -> list[float]:
+    """Peak resident memory (MiB) of one kernel after it ran `path` (Run All) and, with
+    `sliders`, after it then moved every slider of every panel to both ends."""
     nb = read(path)
     client = client_for(nb, path)
     with client.setup_kernel():
         run_cells(client, nb)
+        peaks = [float(run_code(client, PEAK).strip())]
         if sliders:
             run_code(client, SWEEP)
-        return float(run_code(client, PEAK).strip())
+            peaks.append(float(run_code(client, PEAK).strip()))
+        return peaks
 
 
 def lab_peaks_mib(notebooks: list[Path]) -> tuple[float, dict[str, float]]:
@@ -100,8 +102,9 @@ def main(argv=None) -> int:
     print("kernel peak memory (MiB):                 Run All   + every slider to both ends")
     slider_peaks = []
     for path in NOTEBOOKS:
-        slider_peaks.append(kernel_peak_mib(path))
-        print(f"  {path.stem:40s} {kernel_peak_mib(path, sliders=False):6.1f}   {slider_peaks[-1]:6.1f}")
+        run_all, with_sliders = kernel_peaks_mib(path)
+        slider_peaks.append(with_sliders)
+        print(f"  {path.stem:40s} {run_all:6.1f}   {with_sliders:6.1f}")
     print(f"  (budget per kernel, tested: {KERNEL_BUDGET_MIB} MiB; this process: "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
     if args.no_lab:

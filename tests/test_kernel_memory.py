@@ -22,6 +22,6 @@ NOTEBOOKS = kernel_memory.NOTEBOOKS  # every notebook in notebooks/, later ones 
 @pytest.mark.skipif(sys.platform == "win32", reason="ru_maxrss needs the resource module (Unix)")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_kernel_stays_under_the_budget_after_run_all(path):
-    peak = kernel_memory.kernel_peak_mib(path, sliders=False)
+    (peak,) = kernel_memory.kernel_peaks_mib(path, sliders=False)
     assert 30 < peak < kernel_memory.KERNEL_BUDGET_MIB, \
         f"{path.name}: the kernel peaked at {peak:.0f} MiB (budget {kernel_memory.KERNEL_BUDGET_MIB} MiB)"
