@@ -5,7 +5,7 @@
 
 1. Every notebook in notebooks/ runs in its own kernel (Run All, then every
    slider of every panel to both ends, as a class does); the kernel's peak
-   resident memory (ru_maxrss) is printed, after Run All and after the
+   resident memory (VmHWM) is printed, after Run All and after the
    sliders. tests/test_kernel_memory.py runs the same function and keeps
    each kernel under KERNEL_BUDGET_MIB after Run All.
 2. With Chromium: one JupyterLab server, one browser tab that opens every
@@ -39,8 +39,16 @@ OPEN_KERNELS = 2          # a student who leaves the previous notebook's kernel 
 NODE_SIZES_GIB = [8, 16, 32, 64]
 NODE_RESERVED_GIB = 1     # kubelet, system pods and the hub's own pods on each node
 
-PEAK = ("import resource as _r, sys as _s; "
-        "print(_r.getrusage(_r.RUSAGE_SELF).ru_maxrss / (1024 * 1024 if _s.platform == 'darwin' else 1024))")
+# The kernel's peak resident memory in MiB. On Linux from /proc (VmHWM): ru_maxrss would carry
+# over the peak of the process that started the kernel (it survives execve), e.g. a large pytest.
+PEAK = r"""
+import re as _re, resource as _r, sys as _s
+try:
+    _peak = int(_re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read())[1]) / 1024
+except OSError:  # macOS: ru_maxrss in bytes
+    _peak = _r.getrusage(_r.RUSAGE_SELF).ru_maxrss / 1024 / 1024
+print(_peak)
+"""
 
 
 def kernel_peaks_mib(path: Path, sliders: bool = True) -> list[float]:

@@ -108,7 +108,7 @@ def test_compat_venv_has_the_lowest_versions_and_not_the_helper(compat_python):
     code = ("import json, importlib.metadata as m, importlib.util as u;"
             f"print(json.dumps([{{n: m.version(n) for n in {sorted(lowest())!r}}},"
             " u.find_spec('attention_helpers') is None]))")
-    versions, absent = json.loads(subprocess.run([compat_python, "-c", code], cwd=ROOT / "notebooks",
+    versions, absent = json.loads(subprocess.run([compat_python, "-I", "-c", code], cwd=ROOT / "notebooks",
                                                  capture_output=True, text=True, check=True).stdout)
     assert {canonicalize_name(n): Version(v) for n, v in versions.items()} == \
         {n: Version(v) for n, v in lowest().items()}
@@ -116,10 +116,11 @@ def test_compat_venv_has_the_lowest_versions_and_not_the_helper(compat_python):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_from_a_clone_at_the_lowest_versions(compat_python, path):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    result = subprocess.run([compat_python, "-c", RUNNER, str(path)], input=SWEEP, capture_output=True,
-                            text=True, cwd=ROOT.parent, env=env, timeout=600)
+def test_notebook_runs_from_a_clone_at_the_lowest_versions(compat_python, path, tmp_path):
+    # -I: no PYTHONPATH, no user site, and not the current folder on sys.path, so nothing
+    # but the setup cell can make the helper importable
+    result = subprocess.run([compat_python, "-I", "-c", RUNNER, str(path)], input=SWEEP,
+                            capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.splitlines()[-1])
     # The setup cell found the helper in this clone, next to notebooks/.

@@ -2,7 +2,7 @@
 
 The teacher's guide sizes a JupyterHub from benchmarks/kernel_memory.py; this
 test keeps the kernels within the budget that sizing assumes. It measures the
-kernel's own peak resident memory (ru_maxrss), in the locked environment.
+kernel's own peak resident memory (VmHWM on Linux), in the locked environment.
 """
 
 import importlib.util
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.compat
 NOTEBOOKS = kernel_memory.NOTEBOOKS  # every notebook in notebooks/, later ones included
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="ru_maxrss needs the resource module (Unix)")
+@pytest.mark.skipif(sys.platform == "win32", reason="the peak comes from /proc or the resource module")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_kernel_stays_under_the_budget_after_run_all(path):
     (peak,) = kernel_memory.kernel_peaks_mib(path, sliders=False)
