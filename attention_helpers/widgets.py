@@ -287,7 +287,11 @@ class Panel:
 
     def _repr_mimebundle_(self, **kwargs):
         # JupyterLab shows the live widget; a reader without a kernel gets the sentence.
-        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if hasattr(self.widget, "_repr_mimebundle_"):  # ipywidgets 8
+            bundle = self.widget._repr_mimebundle_(**kwargs)
+        else:  # ipywidgets 7 (Colab) shows a widget through this same view bundle
+            view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+            bundle = {"application/vnd.jupyter.widget-view+json": view}
         bundle["text/plain"] = self.description()
         return bundle
 

@@ -5,8 +5,8 @@
 The address is declared once, as `Repository` under [project.urls] in
 pyproject.toml. This script changes it there and rewrites every link that
 derives from it: the Binder and Colab links in every notebook, the README and
-the teacher's guide, the guide's nbgitpuller links, and the setup cell's
-`pip install git+<address>` that Colab runs. tests/test_launch_links.py
+the teacher's guide, the guide's nbgitpuller links and image recipes, and
+the setup cell's `pip install git+<address>` that Colab runs. tests/test_launch_links.py
 checks that they all agree with pyproject.toml.
 """
 
@@ -25,6 +25,7 @@ LINKS = {
     "colab": re.compile(r"https://colab\.research\.google\.com/github/(?P<repo>[\w.-]+/[\w.-]+)/"),
     "nbgitpuller": re.compile(r"git-pull\?repo=https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)&"),
     "pip": re.compile(r"git\+https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)"),
+    "git clone": re.compile(r"git clone [^\n]*?https://github\.com/(?P<repo>[\w.-]+/[\w.-]+)"),
     # nbgitpuller clones into a folder named after the repository
     "nbgitpuller folder": re.compile(r"urlpath=lab/tree/(?P<name>[\w.-]+)/notebooks/"),
 }
