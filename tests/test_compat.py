@@ -32,7 +32,8 @@ pytestmark = pytest.mark.compat
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))  # 07-09 and any later one included
-CACHE = ROOT / ".cache" / "compat-venv"
+# ATTENTION_COMPAT_VENV may point elsewhere, e.g. to keep the venvs across fresh clones in CI.
+CACHE = Path(os.environ.get("ATTENTION_COMPAT_VENV") or ROOT / ".cache" / "compat-venv")
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 KERNEL_SIDE = ["ipykernel", "nbclient", "nbformat"]  # to run notebooks; versions from the lock
 

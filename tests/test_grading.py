@@ -61,7 +61,7 @@ MISTAKES = {
 def grading_env() -> dict:
     """The environment for nbgrader: its venv, built once per version of pyproject.toml."""
     key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
-                         + sys.version.encode()).hexdigest()
+                         + sys.version.encode() + str(ROOT).encode()).hexdigest()  # editable from ROOT
     stamp = VENV / "requirements.sha256"
     if not (stamp.exists() and stamp.read_text() == key):
         shutil.rmtree(VENV, ignore_errors=True)
