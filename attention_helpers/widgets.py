@@ -250,13 +250,12 @@ class Panel:
 
     def _solve_layout(self) -> None:
         """Solve the layout with each free colour bar at its widest labels (then back)."""
-        now = {heat: heat.limits for heat in self._widest}
         for heat, ((lo, hi), _) in self._widest.items():
-            heat.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
+            heat.label_colour_bar(lo, hi if hi > lo else lo + 1e-9)
         self._layout.execute(self.figure)  # with everything in it; a second pass settles it
         self._layout.execute(self.figure)
-        for heat, (lo, hi) in now.items():
-            heat.image.set_clim(lo, hi)
+        for heat in self._widest:
+            heat.label_colour_bar(*heat.limits)
 
     # ---- what the notebook shows -----------------------------------------
     def _controls_box(self):
@@ -332,14 +331,8 @@ def _value_range(*results) -> tuple[float, float]:
 
 def _label_width(heat, *scale) -> int:
     """Characters in the longest tick label of `heat`'s colour bar (on the scale low, high if given)."""
-    before = heat.image.get_clim()
-    if scale:
-        heat.image.set_clim(scale[0], scale[1] if scale[1] > scale[0] else scale[0] + 1e-9)
-    axis = heat.colorbar.ax.yaxis
-    width = max([len(t.get_text()) for t in axis.get_ticklabels()] + [len(axis.get_offset_text().get_text())])
-    if scale:
-        heat.image.set_clim(*before)
-    return width
+    low, high = scale or heat.limits
+    return max(map(len, heat.colour_bar_ticks(low, high if high > low else low + 1e-9)[1]), default=0)
 
 
 def _and(words) -> str:
