@@ -302,6 +302,11 @@ def row(name, moves, dragged=None) -> dict:
             "moves": len(times)}
 
 
+def machine() -> str:
+    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    return f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}{load}"
+
+
 def print_tables(rows, baseline, floor, args, seconds) -> None:
     print(f"\n<!-- {len(rows)} panels, {args.moves} moves each; measured in {seconds:.0f} s -->")
     print("| panel | sliders | p50 | p95 | drag: pictures/s | drag: last picture = last value |")
@@ -331,7 +336,12 @@ def main(argv=None) -> int:
                         help="notebook numbers to measure, e.g. 00 03 (default: all)")
     parser.add_argument("--moves", type=int, default=30, help="key presses per panel (default 30)")
     parser.add_argument("--no-drag", action="store_true", help="skip the drags")
+    parser.add_argument("--no-echo", action="store_true",
+                        help="run the kernels with JUPYTER_WIDGETS_ECHO=0 (ipywidgets does not echo each "
+                             "slider value back to the page), to measure what the echo costs")
     args = parser.parse_args(argv)
+    if args.no_echo:
+        os.environ["JUPYTER_WIDGETS_ECHO"] = "0"  # inherited by JupyterLab and its kernels
     if find_chromium() is None:
         print("no Chromium: install it (apt-get install chromium) or set CHROMIUM_PATH", file=sys.stderr)
         return 2
@@ -342,8 +352,7 @@ def main(argv=None) -> int:
             print(f"no notebook numbered {args.notebooks}", file=sys.stderr)
             return 2
 
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "")
+    print(machine(), flush=True)
     started = time.monotonic()
     half = max(1, args.moves // 2)
     reference = {"baseline": [], "floor": []}
@@ -390,9 +399,11 @@ def main(argv=None) -> int:
                    reference["baseline"], drags.get("baseline"))
     floor = row("floor: pre-drawn pictures, same slider and image widgets", reference["floor"],
                 drags.get("floor"))
+    print(f"\n{machine()} (at the end)")
     print_tables(rows, baseline, floor, args, time.monotonic() - started)
     print(f"\nproduced by: python benchmarks/slider_latency.py --moves {args.moves}"
-          + (f" --notebooks {' '.join(args.notebooks)}" if args.notebooks else ""))
+          + (f" --notebooks {' '.join(args.notebooks)}" if args.notebooks else "")
+          + (" --no-echo" if args.no_echo else ""))
     return 0
 
 
