@@ -97,7 +97,9 @@ class Heatmap:
 
     def colour_bar_ticks(self, low: float, high: float) -> tuple[list, list]:
         """Where the colour bar's ticks go for the scale low..high (0..1 along the bar), and their labels."""
-        values = [v for v in MaxNLocator(nbins=6).tick_values(low, high)
+        if high - low <= 1e-6 * max(1.0, abs(low)):  # every value the same: one tick, at the bottom
+            return [0.0], [f"{low + 0.0:g}".replace("-", "\N{MINUS SIGN}")]
+        values = [v for v in MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
                   if low - 1e-9 * abs(low) <= v <= high + 1e-9 * abs(high)]
         decimals = next((d for d in range(7) if all(abs(round(v, d) - v) <= 1e-9 * max(1.0, abs(v))
                                                    for v in values)), 6)

@@ -268,8 +268,9 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
     settle(page, scope)
     pictures = page.evaluate("() => window.__pictures")
     final = page.evaluate("scope => window.__view(scope)", scope)
-    for key in ("ArrowRight", "ArrowLeft"):  # one step away and back: the last value drawn on its own
-        page.keyboard.press(key)
+    at_top = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+    for key in (("ArrowLeft", "ArrowRight") if at_top else ("ArrowRight", "ArrowLeft")):
+        page.keyboard.press(key)  # one step away and back: the last value drawn on its own
         settle(page, scope)
     again = page.evaluate("scope => window.__view(scope)", scope)
     rate = len(pictures) / (pictures[-1]["t"] / 1000) if pictures else 0.0

@@ -82,3 +82,20 @@ def test_vectors_2d_labels_each_vector():
     assert ax.get_xlabel() and ax.get_ylabel()
     with pytest.raises(ValueError, match="length 2"):
         ah.vectors_2d({"q": [1, 2, 3]})
+
+
+@pytest.mark.parametrize("low, high", [(-0.98, 0.82), (0.0, 1.0), (5.0, 20.0), (-192.0, 288.0),
+                                       (0.013, 0.0141)])
+def test_colour_bar_ticks_sit_where_their_labels_say(low, high):
+    hm = ah.heatmap([[low, high]])
+    positions, labels = hm.colour_bar_ticks(low, high)
+    values = [float(label.replace("\N{MINUS SIGN}", "-")) for label in labels]
+    assert len(values) >= 3 and all(0 <= p <= 1 for p in positions)
+    assert values == sorted(values) and len(set(labels)) == len(labels)
+    for p, v in zip(positions, values):  # each label is the value at its height, to its printed digits
+        assert abs(low + p * (high - low) - v) <= 0.5 * 10 ** -len(labels[0].partition(".")[2])
+
+
+def test_a_constant_heatmap_gets_one_colour_bar_label():
+    hm = ah.heatmap(np.full((2, 2), -1.5))
+    assert [t.get_text() for t in hm.tick_labels if t.get_visible()] == ["\N{MINUS SIGN}1.5"]
