@@ -329,10 +329,13 @@ def _value_range(*results) -> tuple[float, float]:
     return (float(values.min()), float(values.max())) if values.size else (np.inf, -np.inf)
 
 
-def _label_width(heat, *scale) -> int:
-    """Characters in the longest tick label of `heat`'s colour bar (on the scale low, high if given)."""
+def _label_width(heat, *scale) -> float:
+    """Width in pixels of the longest tick label of `heat`'s colour bar (on the scale low, high if given)."""
     low, high = scale or heat.limits
-    return max(map(len, heat.colour_bar_ticks(low, high if high > low else low + 1e-9)[1]), default=0)
+    renderer, font = heat.ax.figure.canvas.get_renderer(), heat.tick_labels[0].get_fontproperties()
+    labels = heat.colour_bar_ticks(low, high if high > low else low + 1e-9)[1]
+    widths = [renderer.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels]
+    return max(widths, default=0.0)
 
 
 def _and(words) -> str:
