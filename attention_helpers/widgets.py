@@ -98,15 +98,9 @@ class Panel:
         self.artists = [_make_view(view, next(axes), result) if view["kind"] != "text" else None
                         for view, result in zip(self.views, results)]
         extremes = self._extreme_results()
-        self._fix_scales(extremes)
+        self._fix_scales(extremes)  # bar charts: one value axis over the sliders' ends
+        self._widest = self._widest_labels(extremes)  # heatmaps: room for their widest colour-bar labels
         self._moving = [a for artist in self.artists if artist is not None for a in artist.moving]
-        # Free colour scales (a heatmap with a colour bar): the scale that gives the widest labels.
-        self._widest = {}  # heatmap -> (its scale with the widest labels, their width)
-        for k, artist in enumerate(self.artists):
-            if isinstance(artist, Heatmap) and artist.colorbar and not artist.fixed_limits:
-                self._widest[artist] = max(((lims, _label_width(artist, *lims))
-                                            for lims in (_value_range(r[k]) for r in extremes)),
-                                           key=lambda found: found[1])
         # The panel solves its layout itself (see _solve_layout); any other draw keeps it.
         self._layout = self.figure.get_layout_engine()
         self.figure.set_layout_engine("none")
@@ -238,6 +232,15 @@ class Panel:
                 artist.fix_limits(min(lo, low), max(hi, high))
                 changed = True
         return changed
+
+    def _widest_labels(self, many_results) -> dict:
+        """For each free colour bar: (its scale in `many_results` with the widest labels, their width)."""
+        widest = {}
+        for k, heat in enumerate(self.artists):
+            if isinstance(heat, Heatmap) and heat.colorbar and not heat.fixed_limits:
+                scales = [_value_range(r[k]) for r in many_results]
+                widest[heat] = max(((s, _label_width(heat, *s)) for s in scales), key=lambda found: found[1])
+        return widest
 
     def _widen_label_room(self) -> bool:
         """True if a colour bar now has wider tick labels than the layout has room for."""
