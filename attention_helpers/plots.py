@@ -96,15 +96,21 @@ class Heatmap:
         return float(lo), float(hi)
 
     def colour_bar_ticks(self, low: float, high: float) -> tuple[list, list]:
-        """Where the colour bar's ticks go for the scale low..high (0..1 along the bar), and their labels."""
-        if high - low <= 1e-6 * max(1.0, abs(low)):  # every value the same: one tick, at the bottom
-            return [0.0], [f"{low + 0.0:g}".replace("-", "\N{MINUS SIGN}")]
-        values = [v for v in MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
-                  if low - 1e-9 * abs(low) <= v <= high + 1e-9 * abs(high)]
-        decimals = next((d for d in range(7) if all(abs(round(v, d) - v) <= 1e-9 * max(1.0, abs(v))
-                                                   for v in values)), 6)
-        labels = [f"{v + 0.0:.{decimals}f}".replace("-", "\N{MINUS SIGN}")
-                  for v in np.round(values, decimals)]
+        """Where the colour bar's ticks go for the scale low..high (0..1 along the bar), and their
+        labels: round steps, with at most TICK_DECIMALS decimals (so a label is never longer than
+        the widest_tick_label of its scale)."""
+        finest = 10.0 ** -TICK_DECIMALS
+        if high - low < 2 * finest:  # (nearly) one value: one label, in the middle
+            middle = round((low + high) / 2, TICK_DECIMALS)
+            return [0.5], [_minus(f"{middle + 0.0:.{TICK_DECIMALS}f}".rstrip("0").rstrip("."))]
+        values = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+        if values[1] - values[0] < finest:  # finer than the decimals show: 0.01 apart
+            values = finest * np.arange(np.ceil(low / finest), np.floor(high / finest) + 1)
+        values = [v for v in values if low - 1e-9 * abs(low) <= v <= high + 1e-9 * abs(high)]
+        decimals = next(d for d in range(TICK_DECIMALS + 1)
+                        if all(abs(round(v, d) - v) <= 1e-9 * max(1.0, abs(v)) for v in values)
+                        or d == TICK_DECIMALS)
+        labels = [_minus(f"{v + 0.0:.{decimals}f}") for v in np.round(values, decimals)]
         return [(v - low) / (high - low) for v in values], labels
 
     def label_colour_bar(self, low: float, high: float) -> None:
@@ -144,6 +150,20 @@ class Heatmap:
 
     def __repr__(self) -> str:
         return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
+
+
+TICK_DECIMALS = 2  # colour-bar labels: 0.25, 1.5, 20
+
+
+def widest_tick_label(low: float, high: float) -> str:
+    """A label at least as wide as any colour-bar label of a scale within low..high
+    (digits are all equally wide): the sign, every integer digit, and the decimals."""
+    digits = len(str(int(max(abs(low), abs(high)))))
+    return _minus("-" + "8" * digits + "." + "8" * TICK_DECIMALS)
+
+
+def _minus(text: str) -> str:
+    return text.replace("-", "\N{MINUS SIGN}")  # the typographic minus, as matplotlib writes it
 
 
 def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> Heatmap:

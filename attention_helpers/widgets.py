@@ -30,7 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from . import _fastdraw
-from .plots import Bars, Heatmap
+from .plots import Bars, Heatmap, widest_tick_label
 
 __all__ = ["Panel", "matrix_sliders"]
 
@@ -99,7 +99,7 @@ class Panel:
                         for view, result in zip(self.views, results)]
         extremes = self._extreme_results()
         self._fix_scales(extremes)  # bar charts: one value axis over the sliders' ends
-        self._widest = self._widest_labels(extremes)  # heatmaps: room for their widest colour-bar labels
+        self._widest = self._widest_labels(extremes)  # heatmaps: room for the widest colour-bar labels
         self._moving = [a for artist in self.artists if artist is not None for a in artist.moving]
         # The panel solves its layout itself (see _solve_layout); any other draw keeps it.
         self._layout = self.figure.get_layout_engine()
@@ -234,27 +234,27 @@ class Panel:
         return changed
 
     def _widest_labels(self, many_results) -> dict:
-        """For each free colour bar: (its scale in `many_results` with the widest labels, their width)."""
+        """For each free colour bar: a label as wide as any its scale can give over `many_results`."""
         widest = {}
         for k, heat in enumerate(self.artists):
             if isinstance(heat, Heatmap) and heat.colorbar and not heat.fixed_limits:
-                scales = [_value_range(r[k]) for r in many_results]
-                widest[heat] = max(((s, _label_width(heat, *s)) for s in scales), key=lambda found: found[1])
+                widest[heat] = widest_tick_label(*_value_range(*(r[k] for r in many_results)))
         return widest
 
     def _widen_label_room(self) -> bool:
-        """True if a colour bar now has wider tick labels than the layout has room for."""
+        """True if a colour bar's scale now reaches values with more digits than the layout has room for."""
         wider = False
-        for heat, (_, width) in self._widest.items():
-            now = _label_width(heat)
-            if now > width:
-                self._widest[heat], wider = (heat.limits, now), True
+        for heat, label in self._widest.items():
+            now = widest_tick_label(*heat.limits)
+            if len(now) > len(label):
+                self._widest[heat], wider = now, True
         return wider
 
     def _solve_layout(self) -> None:
-        """Solve the layout with each free colour bar at its widest labels (then back)."""
-        for heat, ((lo, hi), _) in self._widest.items():
-            heat.label_colour_bar(lo, hi if hi > lo else lo + 1e-9)
+        """Solve the layout with each free colour bar showing its widest label (then back)."""
+        for heat, label in self._widest.items():
+            heat.tick_labels[0].set_text(label)
+            heat.tick_labels[0].set_visible(True)
         self._layout.execute(self.figure)  # with everything in it; a second pass settles it
         self._layout.execute(self.figure)
         for heat in self._widest:
@@ -330,15 +330,6 @@ def _value_range(*results) -> tuple[float, float]:
     values = np.concatenate([np.ravel(np.asarray(r, dtype=float)) for r in results])
     values = values[np.isfinite(values)]
     return (float(values.min()), float(values.max())) if values.size else (np.inf, -np.inf)
-
-
-def _label_width(heat, *scale) -> float:
-    """Width in pixels of the longest tick label of `heat`'s colour bar (on the scale low, high if given)."""
-    low, high = scale or heat.limits
-    renderer, font = heat.ax.figure.canvas.get_renderer(), heat.tick_labels[0].get_fontproperties()
-    labels = heat.colour_bar_ticks(low, high if high > low else low + 1e-9)[1]
-    widths = [renderer.get_text_width_height_descent(label, font, ismath=False)[0] for label in labels]
-    return max(widths, default=0.0)
 
 
 def _and(words) -> str:
