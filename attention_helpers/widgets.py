@@ -11,10 +11,10 @@ The layout is solved once, so a move only redraws what moved: a bar chart
 keeps one value axis, fixed at the start to cover every value the sliders
 reach at their ends (so bars can be compared from move to move); a heatmap's
 colour scale follows its values (for contrast), with room kept beside its
-colour bar for the widest tick labels those ends give. A value beyond the
-axis, or a wider label, widens it and solves the layout again: nothing is
-clipped. The picture comes from _fastdraw.png, which redraws only what moved
-(tested equal to a full draw in tests/test_widgets.py).
+colour bar for the widest label the values at those ends can give. A value
+beyond the axis, or with more digits, widens it and solves the layout again:
+nothing is clipped. The picture comes from _fastdraw.png, which redraws only
+what moved (tested equal to a full draw in tests/test_widgets.py).
 """
 
 from __future__ import annotations
