@@ -189,7 +189,8 @@ def hops(hop: dict) -> dict:
 
 
 def settle(page, scope, quiet_ms=120):
-    """Wait until the kernel is idle and the pictures have not changed for `quiet_ms`."""
+    """Wait until the kernel is idle and the pictures have not changed for `quiet_ms` (counted from now)."""
+    page.evaluate("() => { window.__settleView = null; }")
     page.wait_for_function(f"""scope => {{
         const v = window.__state(scope), now = performance.now();
         if (!window.__kernelIdle() || v !== window.__settleView) {{
@@ -265,12 +266,15 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
     for _ in range(presses):
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(gap_ms)
-    settle(page, scope)
+    settle(page, scope, quiet_ms=500)  # the last update may wait in the page for the one before
     pictures = page.evaluate("() => window.__pictures")
     final = page.evaluate("scope => window.__view(scope)", scope)
     at_top = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
     for key in (("ArrowLeft", "ArrowRight") if at_top else ("ArrowRight", "ArrowLeft")):
-        page.keyboard.press(key)  # one step away and back: the last value drawn on its own
+        # one step away and back, each waited for: the last value drawn on its own
+        page.evaluate("scope => { window.__next = window.__nextPicture(scope); }", scope)
+        page.keyboard.press(key)
+        page.evaluate("() => window.__next")
         settle(page, scope)
     again = page.evaluate("scope => window.__view(scope)", scope)
     rate = len(pictures) / (pictures[-1]["t"] / 1000) if pictures else 0.0
