@@ -11,14 +11,18 @@ examples -> core -> plots -> widgets; checks sits beside core.
 from . import checks, core, examples, plots, widgets
 from .core import (
     KVCache,
+    apply_rope,
     causal_mask,
     grouped_query_attention,
     kv_cache_bytes,
+    multi_head_attention,
+    padding_mask,
     positional_encoding,
     project_qkv,
     scaled_dot_product_attention,
     self_attention,
     softmax,
+    tiled_attention,
 )
 from .plots import Bars, Heatmap, bar_chart, heatmap, vectors_2d
 from .widgets import Panel, matrix_sliders
@@ -26,8 +30,9 @@ from .widgets import Panel, matrix_sliders
 __all__ = [
     "checks", "core", "examples", "plots", "widgets",
     "KVCache", "causal_mask", "grouped_query_attention", "kv_cache_bytes",
+    "multi_head_attention", "padding_mask",
     "positional_encoding", "project_qkv", "scaled_dot_product_attention",
-    "self_attention", "softmax",
+    "self_attention", "softmax", "apply_rope", "tiled_attention",
     "Bars", "Heatmap", "bar_chart", "heatmap", "vectors_2d",
     "Panel", "matrix_sliders",
 ]

@@ -15,11 +15,15 @@ __all__ = [
     "project_qkv",
     "scaled_dot_product_attention",
     "causal_mask",
+    "padding_mask",
     "self_attention",
+    "multi_head_attention",
     "grouped_query_attention",
     "KVCache",
     "kv_cache_bytes",
     "positional_encoding",
+    "apply_rope",
+    "tiled_attention",
 ]
 
 
@@ -72,10 +76,10 @@ def _mask(mask, n_q: int, n_k: int) -> np.ndarray:
             f"mask must be a boolean array (True = may attend), got dtype {m.dtype}; "
             "build one with causal_mask(n) or a comparison such as scores > 0"
         )
-    if m.ndim < 2 or m.shape[-2:] != (n_q, n_k):
+    if m.ndim < 2 or m.shape[-2] not in (1, n_q) or m.shape[-1] != n_k:
         raise ValueError(
             f"mask has shape {m.shape}; with {n_q} queries and {n_k} keys it must end in "
-            f"({n_q}, {n_k})"
+            f"({n_q}, {n_k}), or in (1, {n_k}) to apply one row to every query"
         )
     return m
 
@@ -137,6 +141,21 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tril(np.ones((n, n), dtype=bool))
 
 
+def padding_mask(lengths, n: int) -> np.ndarray:
+    """Boolean [batch, 1, n]: True where key j is a real token of sentence b (j < lengths[b]).
+
+    The middle axis of size 1 applies each sentence's row to all its queries;
+    combine it with the causal mask by `&`: padding_mask(lengths, n) & causal_mask(n).
+    """
+    n = _positive_int("n", n)
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
+        raise TypeError(f"lengths must be a 1-D list of whole numbers (one per sentence), got {lengths!r}")
+    if ((lengths < 1) | (lengths > n)).any():
+        raise ValueError(f"every length must be between 1 and n={n}, got lengths {lengths.tolist()}")
+    return np.arange(n)[None, None, :] < lengths[:, None, None]
+
+
 def scaled_dot_product_attention(Q, K, V, mask=None):
     """softmax(Q·Kᵀ / √d_k) · V, returning (output, weights).
 
@@ -183,6 +202,52 @@ def self_attention(X, W_Q, W_K, W_V, mask=None):
     """Project X to Q, K, V and attend: everything comes from the same sequence."""
     Q, K, V = project_qkv(X, W_Q, W_K, W_V)
     return scaled_dot_product_attention(Q, K, V, mask=mask)
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=None):
+    """Multi-head self-attention, returning (output, weights).
+
+    X is [..., n, d_model]. Head h uses columns h·d_head … (h+1)·d_head − 1 of
+    W_Q, W_K and W_V; each head attends on its own (scaled by its own √d_head),
+    the heads' outputs are put side by side again and mixed by W_O:
+    output = concat(head_0, …, head_{h-1}) · W_O, shape [..., n, W_O.shape[1]];
+    weights are [..., n_heads, n, n]. `mask` (True = may attend) is one mask
+    for every head: [n, n], or [batch, 1, n] from padding_mask.
+    """
+    X = _array("X", X, min_ndim=2)
+    n_heads = _positive_int("n_heads", n_heads)
+    n, d_model = X.shape[-2:]
+    Ws = {}
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        W = _array(name, W, ndim=2)
+        if W.shape[0] != d_model:
+            raise ValueError(f"{name} has shape {W.shape}; X has d_model={d_model} columns, "
+                             f"so {name} must have {d_model} rows")
+        if W.shape[1] % n_heads:
+            raise ValueError(
+                f"{name} has {W.shape[1]} columns (shape {W.shape}), which do not split into "
+                f"n_heads={n_heads} equal heads: d_model must be divisible by n_heads"
+            )
+        Ws[name] = W
+    if Ws["W_Q"].shape[1] != Ws["W_K"].shape[1]:
+        raise ValueError(f"W_Q has shape {Ws['W_Q'].shape} and W_K has shape {Ws['W_K'].shape}; "
+                         "queries and keys need the same number of columns")
+    W_O = _array("W_O", W_O, ndim=2)
+    if W_O.shape[0] != Ws["W_V"].shape[1]:
+        raise ValueError(
+            f"W_O has shape {W_O.shape}; the heads put side by side have {Ws['W_V'].shape[1]} "
+            f"columns (the columns of W_V), so W_O must have {Ws['W_V'].shape[1]} rows"
+        )
+
+    def split_heads(M):  # [..., n, n_heads·d_head] -> [..., n_heads, n, d_head]
+        return np.swapaxes(M.reshape(*M.shape[:-1], n_heads, M.shape[-1] // n_heads), -2, -3)
+
+    Q, K, V = (split_heads(X @ Ws[name]) for name in ("W_Q", "W_K", "W_V"))
+    if mask is not None:
+        mask = _mask(mask, n, n)[..., None, :, :]  # the same mask for every head
+    heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    concat = np.swapaxes(heads, -2, -3).reshape(*X.shape[:-1], -1)  # [..., n, n_heads·d_v_head]
+    return concat @ W_O, weights
 
 
 def grouped_query_attention(Q, K, V, mask=None):
@@ -298,3 +363,106 @@ def positional_encoding(n_tokens, d_model) -> np.ndarray:
     i = np.arange(d_model)[None, :]
     angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)
     return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+# --------------------------------------------------------------------------
+# Advanced track: rotary position embedding (07) and tiled attention (09)
+# --------------------------------------------------------------------------
+
+def apply_rope(x, positions, base=10000.0) -> np.ndarray:
+    """Rotate each pair of coordinates of each row by an angle that grows with its position.
+
+    x is [..., n, d] with d even; positions holds n numbers, one per row. The
+    pair (2i, 2i+1) of row t turns by the angle positions[t] · base^(−2i/d):
+
+        out[2i]   = x[2i] · cos(angle) − x[2i+1] · sin(angle)
+        out[2i+1] = x[2i] · sin(angle) + x[2i+1] · cos(angle)
+
+    Apply it to queries and keys (never to values): the score of a query at
+    position m and a key at position p then depends only on m − p.
+    """
+    x = _array("x", x, min_ndim=2)
+    n, d = x.shape[-2:]
+    if d % 2:
+        raise ValueError(
+            f"x has shape {x.shape}; its last dimension d={d} must be even, because RoPE "
+            "rotates the coordinates in pairs (0, 1), (2, 3), …"
+        )
+    positions = _array("positions", positions)
+    if positions.shape != (n,):
+        raise ValueError(
+            f"positions has shape {positions.shape}; x has shape {x.shape} with n={n} rows, "
+            f"so positions must be {n} numbers, one per row: shape ({n},)"
+        )
+    if isinstance(base, (bool, str)) or not np.isscalar(base) or not np.isfinite(base) or base <= 1:
+        raise ValueError(f"base must be a number greater than 1, got {base!r}")
+    theta = float(base) ** (-np.arange(0, d, 2) / d)          # [d/2], one frequency per pair
+    angle = positions[:, None] * theta[None, :]               # [n, d/2]
+    cos, sin = np.cos(angle), np.sin(angle)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def tiled_attention(Q, K, V, block_size, mask=None) -> np.ndarray:
+    """softmax(Q·Kᵀ/√d_k)·V computed tile by tile, never holding the n_q × n_k matrix.
+
+    Queries and keys are taken block_size rows at a time. For each block of
+    queries the key blocks are swept once with an online softmax: a running
+    maximum m and running sum l per query row, and a running output acc. When
+    a new key block raises the maximum, the old sum and output are rescaled
+    by exp(m_old − m_new). At the end, output = acc / l: the same numbers as
+    scaled_dot_product_attention (shapes and mask as there), returned alone.
+    """
+    Q = _array("Q", Q, min_ndim=2)
+    K = _array("K", K, min_ndim=2)
+    V = _array("V", V, min_ndim=2)
+    block_size = _positive_int("block_size", block_size)
+    n_q, d_k = Q.shape[-2:]
+    n_k = K.shape[-2]
+    if K.shape[-1] != d_k:
+        raise ValueError(f"K has shape {K.shape}; Q has d_k={d_k} columns, so K must be (..., n_k, {d_k})")
+    if V.shape[-2] != n_k:
+        raise ValueError(f"V has shape {V.shape}; K has n_k={n_k} rows, so V must be (..., {n_k}, d_v)")
+    try:
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} "
+            "do not broadcast together"
+        ) from None
+    if mask is not None:
+        m = _mask(mask, n_q, n_k)
+        if not m.any(axis=-1).all():
+            row = tuple(int(i) for i in np.argwhere(~m.any(axis=-1))[0])
+            raise ValueError(f"mask (shape {m.shape}) hides every key from query row {row}: "
+                             "at least one entry per row must be True")
+        lead = np.broadcast_shapes(lead, m.shape[:-2])
+        mask = np.broadcast_to(m, m.shape[:-2] + (n_q, n_k))
+    d_v = V.shape[-1]
+    out = np.empty(lead + (n_q, d_v))
+    for q0 in range(0, n_q, block_size):
+        q = Q[..., q0:q0 + block_size, :]
+        rows = q.shape[-2]
+        run_max = np.full(lead + (rows, 1), -np.inf)    # m: the largest score seen so far
+        run_sum = np.zeros(lead + (rows, 1))            # l: sum of exp(score − m) so far
+        acc = np.zeros(lead + (rows, d_v))              # sum of exp(score − m) · v so far
+        for k0 in range(0, n_k, block_size):
+            if mask is not None:
+                allowed = mask[..., q0:q0 + block_size, k0:k0 + block_size]
+                if not allowed.any():
+                    continue  # a tile the mask hides entirely (above the causal diagonal): skip it
+            s = q @ np.swapaxes(K[..., k0:k0 + block_size, :], -1, -2) / np.sqrt(d_k)
+            if mask is not None:
+                s = np.where(allowed, s, -np.inf)
+            new_max = np.maximum(run_max, s.max(axis=-1, keepdims=True))
+            safe = np.where(np.isneginf(new_max), 0.0, new_max)  # a row masked so far: nothing to shift
+            p = np.exp(s - safe)                               # masked scores give exp(−inf) = 0
+            rescale = np.exp(run_max - safe)                   # how much the old maximum shrinks
+            run_sum = run_sum * rescale + p.sum(axis=-1, keepdims=True)
+            acc = acc * rescale + p @ V[..., k0:k0 + block_size, :]
+            run_max = new_max
+        out[..., q0:q0 + block_size, :] = acc / run_sum
+    return out

@@ -14,6 +14,10 @@ __all__ = [
     "bank_sentences",
     "bank_weights",
     "it_sentence",
+    "gpt2_shape_exercise",
+    "scores_exercise_weights",
+    "softmax_exercise_row",
+    "mistral_cache_exercise",
 ]
 
 
@@ -127,3 +131,40 @@ def it_sentence():
         [0.6, 0.0, 0.0, 0.9],  # tired
     ])
     return tokens, weights, V
+
+
+# ---- exercise data: the notebook shows it, the checker and the solution read it here ----
+
+def gpt2_shape_exercise():
+    """Notebook 00, Exercise 3: returns (tokens, d_model), a sentence split into one token
+    per word and the embedding size of GPT-2 small."""
+    return "The animal didn't cross the street because it was tired".split(), 768
+
+
+def scores_exercise_weights():
+    """Notebook 02, Exercise 1, on "cat eats fish": returns (W_Q2, W_K_ex), each [2, 2].
+
+    W_Q2 is the sheared query matrix of Step 7 (x[0] feeds both query dimensions,
+    x[1] only dimension 1); W_K_ex is the exercise's new key matrix.
+    """
+    W_Q2 = np.array([
+        [1.0, 1.0],
+        [0.0, 1.0],
+    ])
+    W_K_ex = np.array([
+        [1.0, 0.0],
+        [1.0, 1.0],
+    ])
+    return W_Q2, W_K_ex
+
+
+def softmax_exercise_row():
+    """Notebook 04, Exercise 3: one query's scores for three keys."""
+    return np.array([1.0, 3.0, 0.5])
+
+
+def mistral_cache_exercise():
+    """Notebook 06, Exercise 1: Mistral-7B (32 layers, 8 KV heads of size 128) caching
+    3000 tokens in float32 (4 bytes per value), as a dict of kv_cache_bytes' arguments
+    plus the number of query heads."""
+    return dict(n_layers=32, n_q_heads=32, n_kv_heads=8, d_head=128, seq_len=3000, bytes_per_value=4)

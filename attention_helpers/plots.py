@@ -3,23 +3,43 @@
 Every function takes `ax=None` (draw into a new figure) or an Axes to draw
 into, and returns an object holding what it drew, with an `update(values)`
 method that changes the picture in place instead of building a new figure.
+
+Every picture can also say in words what it shows (its text alternative, for
+a screen reader or a page without images): `Heatmap.describe()`,
+`Bars.describe()`, and `describe(figure)` for a whole figure, including ones
+drawn with plain matplotlib. In IPython, a displayed figure carries its
+description as the image's "alt" metadata, which nbconvert's HTML writes into
+the <img alt="..."> attribute.
 """
 
 from __future__ import annotations
 
+import re
+import weakref
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import rcParams
+from matplotlib.axes import Axes
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.markers import TICKRIGHT
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import offset_copy
 
-__all__ = ["Heatmap", "Bars", "heatmap", "bar_chart", "vectors_2d"]
+__all__ = ["Heatmap", "Bars", "heatmap", "bar_chart", "vectors_2d", "describe", "set_description"]
 
 CMAP = "viridis"  # perceptually uniform and readable with every common colour-vision deficiency
+
+
+def _number(value, fmt) -> str:
+    """format(value, fmt), without the minus sign of a number that rounds to zero:
+    a weight of -1e-9 reads "0.00", not "-0.00" (a sign with no digit behind it)."""
+    text = format(value, fmt)
+    mantissa = text.split("e")[0]
+    return text[1:] if text.startswith("-") and not any(c in "123456789" for c in mantissa) else text
 
 
 def _new_axes(ax, size):
@@ -46,6 +66,8 @@ class Heatmap:
                 f"and {len(col_labels)} column labels"
             )
         self.ax, self.fmt, self.shape = ax, fmt, values.shape
+        self.row_labels, self.col_labels = row_labels, col_labels
+        _DRAWN[ax] = self  # so describe(figure) finds it
         # Probabilities always use the same 0..1 scale, so colours compare across pictures.
         self.fixed_limits = probabilities or (vmin is not None and vmax is not None)
         if probabilities:
@@ -145,8 +167,28 @@ class Heatmap:
         # dark text on the light (yellow) end of viridis, white on the dark end
         light = np.asarray(self.image.norm(values)) > 0.55
         for (i, j), v in np.ndenumerate(values):
-            self.texts[i][j].set_text(format(v, self.fmt))
+            self.texts[i][j].set_text(_number(v, self.fmt))
             self.texts[i][j].set_color("black" if light[i, j] else "white")
+
+    def describe(self) -> str:
+        """Say in words what the heatmap shows, with the numbers printed in its cells."""
+        values = np.asarray(self.image.get_array(), dtype=float)
+        rows, cols = values.shape
+        name = f"Heatmap {_plain(self.ax.get_title())!r}" if self.ax.get_title() else "Heatmap"
+        text = (f"{name}, {rows} × {cols}: rows = {_axis_name(self.ax.get_ylabel())}: "
+                f"{_join(self.row_labels)}; columns = {_axis_name(self.ax.get_xlabel())}: "
+                f"{_join(self.col_labels)}. ")
+        cell = [[format(v, self.fmt) for v in row] for row in values]
+        if rows * cols <= 16:  # small enough to read out every number
+            return text + "; ".join(f"row {label}: {', '.join(cell[i])}"
+                                    for i, label in enumerate(self.row_labels)) + "."
+        low = np.unravel_index(values.argmin(), values.shape)
+        high = np.unravel_index(values.argmax(), values.shape)
+        largest = [f"{label} at {self.col_labels[values[i].argmax()]} {cell[i][values[i].argmax()]}"
+                   for i, label in enumerate(self.row_labels[:8])]
+        more = f" (first 8 of {rows} rows)" if rows > 8 else ""
+        return (text + f"Values from {cell[low[0]][low[1]]} to {cell[high[0]][high[1]]}. "
+                f"Largest in each row{more}: " + "; ".join(largest) + ".")
 
     def __repr__(self) -> str:
         return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
@@ -192,6 +234,8 @@ class Bars:
             )
         self.ax, self.fmt, self.probabilities = ax, fmt, probabilities
         self.value_range = (0.0, 1.0) if probabilities else value_range  # None: the axis follows the values
+        self.labels = list(labels)
+        _DRAWN[ax] = self  # so describe(figure) finds it
         self.bars = ax.bar(range(len(values)), values, color=color)
         ax.set_xticks(range(len(values)), list(labels))
         if xlabel:
@@ -232,9 +276,18 @@ class Bars:
         for bar, text, v in zip(self.bars, self.texts, values):
             bar.set_height(v)
             text.set_position((bar.get_x() + bar.get_width() / 2, max(v, 0)))
-            text.set_text(format(v, self.fmt))
+            text.set_text(_number(v, self.fmt))
         if self.value_range is None:
             self.ax.set_ylim(*_bar_axis(float(values.min()), float(values.max())))
+
+    def describe(self) -> str:
+        """Say in words what the bar chart shows, with the number on each bar."""
+        name = f"Bar chart {_plain(self.ax.get_title())!r}" if self.ax.get_title() else "Bar chart"
+        axis = _plain(self.ax.get_xlabel())
+        heights = [format(bar.get_height(), self.fmt) for bar in self.bars]
+        return (f"{name} of {_plain(self.ax.get_ylabel())}" + (f" per {axis}" if axis else "") + ": "
+                + ", ".join(f"{' '.join(str(label).split())} {h}" for label, h in zip(self.labels, heights))
+                + ".")
 
 
 def _bar_axis(low, high):
@@ -272,4 +325,151 @@ def vectors_2d(vectors: dict, *, ax=None, title=None, colors=None):
     ax.set_ylabel("dimension 1")
     if title:
         ax.set_title(title)
+    ends = "; ".join(f"{label} to ({x:.3g}, {y:.3g})" for label, (x, y) in zip(vectors, points))
+    name = f"Arrows {title!r}" if title else "Arrows"
+    set_description(ax, f"{name} from the origin: {ends}.")
     return ax
+
+
+# ---- text alternatives -----------------------------------------------------
+
+_DRAWN = weakref.WeakKeyDictionary()  # Axes -> the Heatmap or Bars drawn into it
+_GIVEN = weakref.WeakKeyDictionary()  # Figure or Axes -> a description written by hand
+
+
+def set_description(target, text: str) -> None:
+    """Give a Figure or an Axes a description written by hand (for drawings
+    whose meaning the data alone does not carry, such as a diagram)."""
+    if not isinstance(target, (Figure, Axes)):
+        raise TypeError(f"set_description needs a matplotlib Figure or Axes, got {type(target).__name__}")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("set_description needs a non-empty text")
+    _GIVEN[target] = text.strip()
+
+
+def describe(target) -> str:
+    """A short text alternative for a Figure, an Axes, a Heatmap or a Bars.
+
+    A figure is described panel by panel; a panel drawn by heatmap() or
+    bar_chart() describes itself, one drawn with plain matplotlib is described
+    from what it holds (title, axes, labelled lines and bars, their ranges).
+    """
+    if isinstance(target, (Heatmap, Bars)):
+        return target.describe()
+    if isinstance(target, Axes):
+        if target in _GIVEN:
+            return _GIVEN[target]
+        return _DRAWN[target].describe() if target in _DRAWN else _describe_axes(target)
+    if not isinstance(target, Figure):
+        raise TypeError(f"describe needs a Figure, an Axes, a Heatmap or a Bars, got {type(target).__name__}")
+    if target in _GIVEN:
+        return _GIVEN[target]
+    colorbars = {id(p.colorbar.ax) for p in _DRAWN.values() if isinstance(p, Heatmap) and p.colorbar}
+    panels = [ax for ax in target.axes if id(ax) not in colorbars and ax.get_visible()]
+    if len(panels) == 1:
+        return describe(panels[0])
+    return f"Figure with {len(panels)} panels. " + " ".join(
+        f"Panel {k} of {len(panels)}: {describe(ax)}" for k, ax in enumerate(panels, 1))
+
+
+def _describe_axes(ax) -> str:
+    """Describe a panel drawn with plain matplotlib from the artists it holds."""
+    title = _plain(ax.get_title())
+    parts = [f"Chart {title!r}" if title else "Chart"]
+    xlabel, ylabel = _plain(ax.get_xlabel()), _plain(ax.get_ylabel())
+    if xlabel or ylabel:
+        scale = {axis: f" ({s} scale)" if s != "linear" else "" for axis, s in
+                 (("x", ax.get_xscale()), ("y", ax.get_yscale()))}
+        parts.append(f"x axis: {xlabel or 'unlabelled'}{scale['x']}, "
+                     f"y axis: {ylabel or 'unlabelled'}{scale['y']}")
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    for container in ax.containers:
+        heights = [bar.get_height() for bar in container]
+        names = [_near_tick(ax, bar.get_x() + bar.get_width() / 2, ticks) for bar in container]
+        label = container.get_label()
+        parts.append(("bars" if label.startswith("_") else f"bars {_plain(label)!r}") + ": "
+                     + ", ".join(f"{n} {h:.3g}" for n, h in zip(names, heights)))
+    unlabelled = 0
+    for line in ax.get_lines():
+        label = line.get_label()
+        x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+        if label.startswith("_") or len(x) == 0:
+            unlabelled += 1
+            continue
+        parts.append(f"{_plain(label)!r}: {len(x)} points, at x = {x[0]:.4g} y = {y[0]:.3g}, "
+                     f"at x = {x[-1]:.4g} y = {y[-1]:.3g}, y from {np.nanmin(y):.3g} to {np.nanmax(y):.3g}")
+    if unlabelled:
+        parts.append(f"{unlabelled} unlabelled line{'s' if unlabelled > 1 else ''}")
+    points = np.concatenate([np.asarray(c.get_offsets(), float).reshape(-1, 2) for c in ax.collections]
+                            or [np.zeros((0, 2))])
+    if len(points):
+        rows = {round(float(y), 6): t.get_text() for y, t in zip(ax.get_yticks(), ax.get_yticklabels())}
+        names = [rows.get(round(float(y), 6)) for y in points[:, 1]]
+        if all(names):  # each marker sits on a labelled row: count them per row
+            parts.append(", ".join(f"{names.count(n)} markers on {n}" for n in dict.fromkeys(names)))
+        else:
+            parts.append(f"{len(points)} markers")
+    if not ax.containers and not any(not line.get_label().startswith("_") for line in ax.get_lines()):
+        words = list(dict.fromkeys(t.get_text().strip() for t in ax.texts if t.get_text().strip()))
+        if words:
+            parts.append("texts: " + _join(words, 12))
+    return "; ".join(parts) + "."
+
+
+def _near_tick(ax, x, ticks):
+    """The label of the x tick nearest to position x (within half a tick spacing), or x itself."""
+    positions = np.asarray(ax.get_xticks(), dtype=float)
+    if len(positions) and len(positions) == len(ticks):
+        k = int(np.abs(positions - x).argmin())
+        spacing = np.diff(np.sort(positions)).min() if len(positions) > 1 else 1.0
+        if abs(positions[k] - x) < spacing / 2 and ticks[k]:
+            return ticks[k]
+    return f"{x:g}"
+
+
+def _join(labels, at_most=10) -> str:
+    labels = [" ".join(str(label).split()) for label in labels]
+    more = len(labels) - at_most
+    return ", ".join(labels[:at_most]) + (f" and {more} more" if more > 0 else "")
+
+
+def _axis_name(label: str) -> str:
+    """ "query (row)" -> "query": the description says rows and columns itself."""
+    return re.sub(r"\s*\((row|column)\)\s*$", "", _plain(label)) or "unlabelled"
+
+
+_TEX = [(r"\^\{?\\top\}?", "ᵀ"), (r"\\sqrt", "√"), (r"\s*\\cdot\s*", "·"), (r"\\(left|right|!|,)", ""),
+        (r"[${}]", ""), (r"\\", "")]
+
+
+def _plain(text: str) -> str:
+    """A label without the TeX markup a screen reader would spell out ($d_k$ -> d_k)."""
+    for tex, plain in _TEX:
+        text = re.sub(tex, plain, text)
+    return text.strip()
+
+
+def _figure_bundle(figure):
+    """IPython display hook: no data of its own, only the figure's description as
+    the "alt" of the PNG the inline backend draws (its default format)."""
+    return {}, {"image/png": {"alt": describe(figure)}}
+
+
+def _register_alt_text() -> None:
+    """In IPython, attach every displayed figure's description to its image.
+
+    The inline backend registers its own image formatters for Figure (and
+    re-registers them whenever it is configured), so the description goes
+    through the mime-bundle formatter, which that leaves alone; IPython merges
+    its metadata with the image the inline backend draws.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.mimebundle_formatter.for_type(Figure, _figure_bundle)
+
+
+_register_alt_text()

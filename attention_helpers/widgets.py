@@ -30,7 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from . import _fastdraw
-from .plots import Bars, Heatmap, widest_tick_label
+from .plots import Bars, Heatmap, describe, widest_tick_label
 
 __all__ = ["Panel", "matrix_sliders"]
 
@@ -108,6 +108,7 @@ class Panel:
         # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
         self.readout = W.HTML()
+        self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
         self._holding = False
         # In JupyterLab 4.6 with ipykernel 7, slider callbacks run in a kernel
         # subshell thread, while cells (set, show_static) run in the main one;
@@ -117,7 +118,7 @@ class Panel:
         self._show(results, relayout=True)
         for slider in self.sliders.values():
             slider.observe(self._on_change, names="value")
-        self.widget = W.VBox([self._controls_box(), self.image, self.readout])
+        self.widget = W.VBox([self._controls_box(), self.image, self.readout, self.described])
 
     # ---- values -------------------------------------------------------
     def values(self, settings=None) -> dict:
@@ -183,6 +184,10 @@ class Panel:
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
         self.image.value = _fastdraw.png(self.figure, self._moving, fresh=relayout)
+        # The picture in words, under it (an ipywidgets 8.1 Image can carry neither alt
+        # nor a tooltip: with a tooltip its view fails to render in JupyterLab).
+        self.described.value = ("<details><summary>The picture in words</summary>"
+                                f"{html.escape(describe(self.figure))}</details>")
 
     def _on_change(self, change) -> None:
         with self._lock:
@@ -284,7 +289,11 @@ class Panel:
 
     def _repr_mimebundle_(self, **kwargs):
         # JupyterLab shows the live widget; a reader without a kernel gets the sentence.
-        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if hasattr(self.widget, "_repr_mimebundle_"):  # ipywidgets 8
+            bundle = self.widget._repr_mimebundle_(**kwargs)
+        else:  # ipywidgets 7 (Colab) shows a widget through this same view bundle
+            view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+            bundle = {"application/vnd.jupyter.widget-view+json": view}
         bundle["text/plain"] = self.description()
         return bundle
 

@@ -17,6 +17,6 @@ def add_positions(X):
     return X + ah.positional_encoding(n_tokens, d_model)
 
 
-sentence_it = "The animal didn't cross the street because it was tired".split()
-d_model_gpt2 = 768
+# Exercise 3: the notebook types the sentence and d_model; here they come from examples.
+sentence_it, d_model_gpt2 = ah.examples.gpt2_shape_exercise()
 shape_X = (len(sentence_it), d_model_gpt2)

@@ -12,18 +12,11 @@ __all__ = ["W_Q2", "W_K_EX", "score_eats_fish", "my_scores", "shape_for_5_tokens
 
 tokens, X, _, W_K, W_V = ah.examples.cat_eats_fish()
 
-# The sheared W_Q of the notebook's Step 7 (W_K stays the identity).
-W_Q2 = np.array([
-    [1.0, 1.0],
-    [0.0, 1.0],
-])
+# The sheared W_Q of the notebook's Step 7 (W_K stays the identity), and Exercise 1's W_K_ex.
+W_Q2, W_K_EX = ah.examples.scores_exercise_weights()
 Q2, K2, _ = ah.project_qkv(X, W_Q2, W_K, W_V)
 
 # Exercise 1: the keys get W_K_ex; q_eats = Q2[1] = [3, 4], k_fish = K_ex[2] = [6, 4].
-W_K_EX = np.array([
-    [1.0, 0.0],
-    [1.0, 1.0],
-])
 K_ex = X @ W_K_EX
 score_eats_fish = 3 * 6 + 4 * 4
 assert np.isclose(score_eats_fish, Q2[1] @ K_ex[2])

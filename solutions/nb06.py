@@ -12,13 +12,10 @@ __all__ = ["exercise_config", "my_cache_bytes", "my_decode_step", "my_kv_head"]
 
 
 # Exercise 1: the KV cache of Mistral-7B for 3000 tokens kept in float32.
-exercise_config = dict(n_layers=32, n_q_heads=32, n_kv_heads=8, d_head=128, seq_len=3000,
-                       bytes_per_value=4)
-c = exercise_config
+exercise_config = ah.examples.mistral_cache_exercise()
 # 2 (K and V) × layers × KV heads × d_head × tokens × bytes per value
-my_cache_bytes = 2 * c["n_layers"] * c["n_kv_heads"] * c["d_head"] * c["seq_len"] * c["bytes_per_value"]
-assert my_cache_bytes == ah.kv_cache_bytes(c["n_layers"], c["n_kv_heads"], c["d_head"], c["seq_len"],
-                                           bytes_per_value=c["bytes_per_value"])
+my_cache_bytes = (2 * exercise_config["n_layers"] * exercise_config["n_kv_heads"] * exercise_config["d_head"]
+                  * exercise_config["seq_len"] * exercise_config["bytes_per_value"])
 
 
 # Exercise 2: one decoding step with a KV cache.

@@ -107,3 +107,49 @@ def hint(check) -> str:
 def code_sources(path: Path) -> list[str]:
     """The source of every code cell of a notebook, in order."""
     return [c.source for c in read(path).cells if c.cell_type == "code"]
+
+
+def notebook_value(path: Path, name: str):
+    """The value a notebook assigns to `name`, from the one top-level statement that assigns
+    it, evaluated with only numpy as `np`: for the hand-typed data of an exercise."""
+    import ast
+
+    import numpy as np
+
+    found = []
+    for source in code_sources(path):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # IPython magics: not exercise data
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                found.append(ast.get_source_segment(source, node))
+    assert len(found) == 1, f"{path.name} assigns {name} {len(found)} times; expected once"
+    namespace = {"np": np}
+    exec(found[0], namespace)
+    return namespace[name]
+
+
+def notebook_values(path: Path, *names):
+    """The values of `names`, from the one code cell that assigns them together
+    (`a, b = 1, 2`), evaluated with only numpy as `np`: for an exercise's data."""
+    import ast
+
+    import numpy as np
+
+    found = []
+    for source in code_sources(path):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and {n.id for t in node.targets for n in ast.walk(t)
+                                                 if isinstance(n, ast.Name)} == set(names):
+                found.append(ast.get_source_segment(source, node))
+    assert len(found) == 1, f"{path.name} assigns {names} together {len(found)} times; expected once"
+    namespace = {"np": np}
+    exec(found[0], namespace)
+    return tuple(namespace[name] for name in names)

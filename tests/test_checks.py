@@ -64,3 +64,97 @@ def test_check_attention_accepts_the_reference_and_names_mistakes():
     assert "forgot to scale" in unscaled.message
     assert "instead of sqrt(d_k)" in by_dk.message
     assert "returned the weights" in weights_only.message
+
+
+# ---- the structured result -------------------------------------------------
+
+@pytest.mark.parametrize("answer, kind", [
+    ([[1.0, 2.0]], "right"),
+    (None, "empty"),
+    ("text", "not_numbers"),
+    ([[np.inf, 2.0]], "not_finite"),
+    ([[1.0], [2.0]], "transposed"),
+    ([1.0, 2.0, 3.0], "wrong_shape"),
+    ([[3.0, 4.0]], "mistake"),
+    ([[1.0, 2.5]], "wrong_value"),
+])
+def test_compare_reports_what_kind_of_answer_it_got(answer, kind):
+    check = compare(answer, np.array([[1.0, 2.0]]), name="Q", mistakes={"you added": [[3.0, 4.0]]})
+    assert check.kind == kind
+    assert bool(check) == (kind == "right") == check.ok
+    assert check.mistake == ("you added" if kind == "mistake" else None)
+    # the text is built from the fields, never the other way round
+    assert check.text == ("✅ Correct: " if check.ok else "❌ Not yet: ") + check.hint
+    assert repr(check) == check.text == check.message
+
+
+def test_a_function_that_raises_keeps_its_error():
+    check = check_softmax(lambda x: x.nope)
+    assert check.kind == "raised" and isinstance(check.error, AttributeError)
+    assert check_softmax("not a function").kind == "not_callable"
+
+
+def test_shared_mistakes_read_the_same_in_every_notebook():
+    unscaled = lambda Q, K, V: ah.softmax(Q @ K.T) @ V  # noqa: E731
+    results = [check_attention(unscaled), ah.checks.check_scaled_attention(unscaled),
+               ah.checks.check_masked_attention(lambda Q, K, V, mask=None: unscaled(Q, K, V))]
+    assert {r.mistake for r in results} == {
+        "you forgot to scale: divide Q @ K.T by sqrt(d_k) before the softmax."}
+
+
+def test_an_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        ah.checks.Check(False, "wrong", "no such kind")
+
+
+# ---- grading mode -----------------------------------------------------------
+
+@pytest.fixture
+def no_grading(monkeypatch):
+    monkeypatch.delenv("ATTENTION_GRADING", raising=False)
+    with ah.checks.grading(False):
+        yield
+
+
+def test_grading_mode_raises_the_hint_and_passes_the_right_answer(no_grading):
+    assert not check_softmax(lambda x: np.exp(x))  # off: a result, no exception
+    with ah.checks.grading(True):
+        assert check_softmax(stable_softmax)
+        with pytest.raises(AssertionError, match="do not sum to 1"):
+            check_softmax(lambda x: np.exp(x))
+    assert not ah.checks.grading_on()  # the with block restored the previous state
+
+
+def test_grading_mode_from_the_environment(no_grading, monkeypatch):
+    monkeypatch.setenv("ATTENTION_GRADING", "1")
+    assert ah.checks.grading_on()
+    with pytest.raises(AssertionError, match="still empty"):
+        ah.checks.check_x_shape(None)
+
+
+def test_grading_mode_raises_once_with_the_outer_checkers_hint(no_grading):
+    # check_stable_softmax calls check_softmax; only the outer result may raise
+    def no_keepdims(x):
+        e = np.exp(x - x.max(axis=-1))
+        return e / e.sum(axis=-1)
+    with ah.checks.grading(True), pytest.raises(AssertionError, match="keepdims=True") as info:
+        ah.checks.check_stable_softmax(no_keepdims)
+    assert str(info.value).count("❌") == 1
+
+
+def test_grading_takes_a_bool(no_grading):
+    with pytest.raises(TypeError, match="True or False"):
+        ah.checks.grading("yes")
+
+
+def test_every_public_checker_can_grade():
+    names = [n for n in ah.checks.__all__ if n.startswith("check_")]
+    assert len(names) >= 20
+    for name in names:
+        assert hasattr(getattr(ah.checks, name), "__wrapped__"), f"{name} lacks @checker"
+
+
+def test_turning_grading_on_says_so():
+    with ah.checks.grading(True) as state:
+        assert "grading mode on" in repr(state)
+    assert "grading mode off" in repr(ah.checks.grading(False))

@@ -1,18 +1,24 @@
-"""The three places that name packages agree, and Binder's build recipe is right.
+"""A library declares ranges, the course pins: the files that name packages agree.
 
-pyproject.toml is what pip installs (the README's commands), environment.yml
-is the local conda route, binder/environment.yml is what mybinder.org builds.
-A pin that drifts in one of them changes the stored notebook outputs for
-that route only, which nbval would then report as a confusing failure.
+pyproject.toml declares the helper's ranges (what a teacher's environment
+may already have); constraints.txt, the lock, pins the exact versions that
+produced the stored notebook outputs. CI and the README's commands install
+with `pip -c constraints.txt`, and so do environment.yml (local conda) and
+binder/environment.yml (mybinder.org). A version that drifts in one of them
+changes the stored outputs for that route only, which nbval would then report
+as a confusing failure.
 """
 
 import re
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 try:
     import tomllib
@@ -20,53 +26,142 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-PIN = re.compile(r"^\s*-\s+([A-Za-z0-9_.\-]+)==([^\s#]+)\s*(?:#.*)?$")
+LOCK = ROOT / "constraints.txt"
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]  # requires-python >= 3.10
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+RUNTIME = [Requirement(r) for r in PROJECT["dependencies"]]
+TEST = [Requirement(r) for r in PROJECT["optional-dependencies"]["test"]]
+# What a hub admin's class image had when the issue was filed: installing the helper must keep it.
+HUB_IMAGE = {"numpy": "2.1.3", "matplotlib": "3.9.4", "ipywidgets": "8.1.5", "jupyterlab": "4.3.5"}
 
 
-def pins_from_pyproject(*, extras=()):
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    requirements = list(project["dependencies"])
-    for extra in extras:
-        requirements += project["optional-dependencies"][extra]
+def lock_lines():
+    """The lock as Requirements, one per line, comments and blanks skipped."""
+    return [Requirement(line.split("#")[0]) for line in LOCK.read_text().splitlines()
+            if line.split("#")[0].strip()]
+
+
+def locked(python):
+    """{name: version} that the lock installs on this Python version ("3.10", ...)."""
+    env = {"python_version": python, "python_full_version": python + ".0"}
     pins = {}
-    for req in requirements:
-        spec, _, marker = req.partition(";")
-        if "python_version < '3.11'" in marker:
-            continue  # Binder and conda use Python 3.11
-        name, _, version = spec.strip().partition("==")
-        if version:
-            pins[name.lower()] = version
+    for req in lock_lines():
+        if req.marker is None or req.marker.evaluate(env):
+            name = canonicalize_name(req.name)
+            assert name not in pins, f"the lock pins {name} twice for Python {python}"
+            pins[name] = str(req.specifier).removeprefix("==")
     return pins
 
 
-def pins_from_yml(path):
-    return {m[1].lower(): m[2] for line in path.read_text().splitlines() if (m := PIN.match(line))}
+def applies(req, python):
+    return req.marker is None or req.marker.evaluate({"python_version": python, "extra": "test"})
 
 
-def test_every_requirement_is_pinned_exactly():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    loose = [r for r in project["dependencies"] + project["optional-dependencies"]["test"]
-             if "==" not in r and "python_version < '3.11'" not in r]
-    assert loose == [], f"unpinned requirements change stored outputs on the next release: {loose}"
+def pip_lines(path):
+    """The entries of the `pip:` section of a conda environment file."""
+    text = path.read_text()
+    section = text[text.index("  - pip:\n"):]
+    return [m[1] for m in re.finditer(r"^\s{6}-\s+(.+?)\s*$", section, re.M)]
 
 
-def test_binder_names_the_runtime_packages_and_nbval_with_the_same_pins():
-    expected = pins_from_pyproject()
-    expected["nbval"] = pins_from_pyproject(extras=["test"])["nbval"]
-    assert pins_from_yml(ROOT / "binder" / "environment.yml") == expected
+def test_every_lock_line_is_an_exact_pin():
+    for req in lock_lines():
+        assert len(req.specifier) == 1 and next(iter(req.specifier)).operator == "==", \
+            f"the lock pins exact versions, got {req}"
+    for python in PYTHONS:
+        locked(python)  # and no package twice for one Python version
 
 
-def test_conda_environment_names_runtime_and_test_packages_with_the_same_pins():
-    assert pins_from_yml(ROOT / "environment.yml") == pins_from_pyproject(extras=["test"])
+def test_the_helper_declares_ranges_not_pins_and_not_jupyterlab():
+    names = {canonicalize_name(r.name) for r in RUNTIME}
+    assert "jupyterlab" not in names, "the helper runs in any front end; JupyterLab comes from the lock"
+    for req in RUNTIME:
+        ops = {s.operator for s in req.specifier}
+        assert "==" not in ops and "~=" not in ops, f"{req}: a library declares a range, the lock pins"
+    for name in ("numpy", "matplotlib", "ipywidgets"):
+        req = next(r for r in RUNTIME if canonicalize_name(r.name) == name)
+        assert any(s.operator == ">=" for s in req.specifier), f"{req}: give the tested lower end"
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_every_range_admits_the_locked_version(python):
+    pins = locked(python)
+    for req in RUNTIME + TEST:
+        if not applies(req, python):
+            continue
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{name} is required but the lock has no version for Python {python}"
+        assert req.specifier.contains(pins[name], prereleases=True), \
+            f"pyproject.toml says {req}, the lock pins {pins[name]} for Python {python}"
+    assert "jupyterlab" in pins, "the README's first command takes JupyterLab from the lock"
+
+
+def test_the_ranges_admit_a_class_image_that_already_has_the_packages():
+    """What `pip install` of the helper does in a hub admin's image: keep every version in range.
+    The real `pip install --dry-run` runs in tests/test_compat.py."""
+    for req in RUNTIME:
+        name = canonicalize_name(req.name)
+        if name in HUB_IMAGE:
+            assert req.specifier.contains(HUB_IMAGE[name]), f"{req} would replace {name} {HUB_IMAGE[name]}"
+    assert "jupyterlab" not in {canonicalize_name(r.name) for r in RUNTIME}
+
+
+def test_this_test_environment_is_the_locked_one():
+    """Every package the helper, its test extra and JupyterLab pull in is installed at its locked
+    version: the README's test command (`pip install -c constraints.txt ...`) produced it."""
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    pins = locked(python)
+    env = {"python_version": python}
+    todo, seen, wrong = [("attention-helpers", {"test"}), ("jupyterlab", set())], set(), []
+    while todo:
+        name, extras = todo.pop()
+        name = canonicalize_name(name)
+        if (name, tuple(sorted(extras))) in seen:
+            continue
+        seen.add((name, tuple(sorted(extras))))
+        dist = metadata.distribution(name)
+        if name != "attention-helpers" and pins.get(name) != dist.version:
+            wrong.append(f"{name}: installed {dist.version}, locked {pins.get(name)}")
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is None or any(req.marker.evaluate({**env, "extra": e}) for e in extras | {""}):
+                todo.append((req.name, set(req.extras)))
+    assert wrong == [], "reinstall with the README's test command:\n" + "\n".join(sorted(set(wrong)))
+
+
+def test_binder_is_lean_and_takes_its_versions_from_the_lock():
+    lines = [line.split("#")[0].strip() for line in pip_lines(ROOT / "binder" / "environment.yml")]
+    # repo2docker sets REPO_DIR (the repository inside the image); pip expands ${REPO_DIR}.
+    assert lines == ["-c ${REPO_DIR}/constraints.txt", "jupyterlab", "nbgitpuller", "-e ${REPO_DIR}"]
+    assert {"jupyterlab", "nbgitpuller"} <= set(locked("3.11")), "Binder takes every version from the lock"
+    text = (ROOT / "binder" / "environment.yml").read_text()
+    test_only = {canonicalize_name(r.name) for r in TEST} - {"jupyterlab"}
+    named = {canonicalize_name(w) for w in re.findall(r"[A-Za-z][\w.\-]+", text.split("  - pip:")[1])}
+    assert named & test_only == set(), "test tools slow Binder's build and start"
+
+
+def test_conda_environment_takes_the_lock_and_the_test_extra():
+    assert pip_lines(ROOT / "environment.yml") == ["-c constraints.txt", "jupyterlab", "-e .[test]"]
 
 
 @pytest.mark.parametrize("path", ["environment.yml", "binder/environment.yml"])
-def test_conda_files_pin_python_311_and_install_the_helper_package(path):
-    text = (ROOT / path).read_text()
-    assert re.search(r"^\s*-\s+python=3\.11\s*$", text, re.M), "repo2docker reads python=3.11"
-    # pip runs in the folder holding the yml: binder/ needs "..", the root "."
-    local = ".." if path.startswith("binder") else "."
-    assert re.search(rf"^\s*-\s+-e {re.escape(local)}\s*$", text, re.M)
+def test_conda_files_use_a_python_the_lock_covers(path):
+    match = re.search(r"^\s*-\s+python=(3\.\d+)\s*$", (ROOT / path).read_text(), re.M)
+    assert match, "repo2docker and conda read python=3.x"
+    assert match[1] in PYTHONS and locked(match[1])["numpy"]
+
+
+def test_readme_commands_install_with_the_lock():
+    readme = (ROOT / "README.md").read_text()
+    commands = [line for line in re.findall(r"```bash\n(.*?)```", readme, re.S) for line in line.splitlines()
+                if "pip install" in line and line.startswith("python3 -m venv")]
+    assert len(commands) == 2, commands
+    lab, test = sorted(commands, key=lambda c: "pytest" in c)
+    for command in commands:
+        assert "-c constraints.txt" in command, command
+    assert re.search(r"pip install -c constraints\.txt -e \. jupyterlab && ", lab), lab
+    assert "--ip=127.0.0.1" in lab and "notebooks/00_input_matrix.ipynb" in lab
+    assert '-e ".[test]"' in test and "pytest" in test
 
 
 def test_binder_switches_off_the_jupyterlab_news_popup():
@@ -89,14 +184,27 @@ def test_repo2docker_dockerfile_installs_environment_and_helper_package(tmp_path
         if (ROOT / name).is_file():
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, tmp_path / name)
+    assert (tmp_path / "constraints.txt").is_file(), "the lock must be committed for Binder to use it"
     result = subprocess.run([r2d, "--no-build", "--debug", str(tmp_path)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     dockerfile = result.stdout + result.stderr
     assert "Building conda environment for python=3.11" in dockerfile
-    # The whole repository is copied before the environment is installed (the
-    # local "-e .." needs it), and then the binder environment file is used.
+    # REPO_DIR is set for the build, the whole repository (with the lock) is copied before the
+    # environment is installed, and then the binder environment file is used.
+    repo_dir = dockerfile.index("ENV REPO_DIR=")
     copy = dockerfile.index("COPY --chown=0:0 src/ ${REPO_DIR}/")
     install = dockerfile.index('env update -p ${NB_PYTHON_PREFIX} --file "binder/environment.yml"')
-    assert copy < install
+    assert repo_dir < copy < install
     assert "./binder/postBuild" in dockerfile
+
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_the_grading_extra_admits_the_locked_nbgrader(python):
+    """tests/test_grading.py installs the grading extra with the lock into its own environment."""
+    pins = locked(python)
+    for req in (Requirement(r) for r in PROJECT["optional-dependencies"]["grading"]):
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{name} (grading extra) has no version in the lock"
+        assert req.specifier.contains(pins[name]), f"pyproject.toml says {req}, the lock pins {pins[name]}"

@@ -3,11 +3,12 @@
 
 import numpy as np
 import pytest
-from notebook_tools import load_solutions
+from notebook_tools import ROOT, load_solutions, notebook_value
 
 import attention_helpers as ah
 
 nb00 = load_solutions("00")
+NOTEBOOK = ROOT / "notebooks" / "00_input_matrix.ipynb"
 
 
 def _rows(sentence, table):
@@ -110,3 +111,9 @@ def test_shape_mistakes_get_their_hint(wrong, fragment):
     check = ah.checks.check_x_shape(wrong)
     assert not check
     assert fragment in check.message, check.message
+
+
+def test_notebook_shows_the_checked_sentence():
+    tokens, d_model = ah.examples.gpt2_shape_exercise()
+    assert notebook_value(NOTEBOOK, "sentence_it") == tokens
+    assert notebook_value(NOTEBOOK, "d_model_gpt2") == d_model

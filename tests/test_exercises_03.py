@@ -1,7 +1,6 @@
 """Notebook 03 (scaling by sqrt(d_k)): the reference solutions pass their checkers,
 and each typical wrong answer gets its own hint."""
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -106,13 +105,3 @@ def test_attention_raising_function_is_reported():
     check = check_scaled_attention(broken)
     assert not check
     assert "raised RuntimeError: boom" in check.message
-
-
-# ---- the notebook shows neither solution -------------------------------------
-
-def test_notebook_holds_stubs_not_solutions():
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    assert "my_variance = None  # your answer here" in sources
-    assert "def my_attention(Q, K, V):\n    return None  # your code here" in sources
-    assert not any("my_variance = 128" in s for s in sources)

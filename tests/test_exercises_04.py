@@ -5,11 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from notebook_tools import load_solutions
+from notebook_tools import load_solutions, notebook_value
 
+import attention_helpers as ah
 from attention_helpers import checks, core
 
 ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "04_softmax.ipynb"
 
 
 sol = load_solutions("04")
@@ -132,3 +134,7 @@ def test_probability_mistakes_get_their_hint(wrong, fragment):
     check = checks.check_probability_by_hand(wrong)
     assert not check
     assert fragment in check.message, check.message
+
+
+def test_notebook_shows_the_checked_row():
+    assert np.array_equal(notebook_value(NOTEBOOK, "row"), ah.examples.softmax_exercise_row())

@@ -9,7 +9,12 @@ from notebook_tools import code_sources, load_solutions
 from notebook_tools import hint as _message
 
 import attention_helpers as ah
-from attention_helpers.checks import check_masked_attention, check_output_row
+from attention_helpers.checks import (
+    check_masked_attention,
+    check_multi_head,
+    check_output_row,
+    check_padding_mask,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "05_weighted_sum_and_self_attention.ipynb"
@@ -154,6 +159,129 @@ def test_a_tuple_result_is_read_as_output():
     assert check_masked_attention(with_weights)
 
 
+# ---- exercise 3: multi-head attention --------------------------------------------
+# Each wrong function is written the way a student would write it, not derived from the
+# checker's own list of mistakes.
+
+def _heads(M, n_heads):
+    n, width = M.shape
+    return M.reshape(n, n_heads, width // n_heads).transpose(1, 0, 2)
+
+
+def _mh_loop(X, W_Q, W_K, W_V, W_O, n_heads):           # right, written as a loop over heads
+    d_head = W_Q.shape[1] // n_heads
+    outs = []
+    for h in range(n_heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        q, k, v = X @ W_Q[:, cols], X @ W_K[:, cols], X @ W_V[:, cols]
+        outs.append(ah.softmax(q @ k.T / np.sqrt(d_head)) @ v)
+    return np.concatenate(outs, axis=1) @ W_O
+
+
+def _mh_scaled_by(scale_of):
+    def fn(X, W_Q, W_K, W_V, W_O, n_heads):
+        n, width = X.shape[0], W_Q.shape[1]
+        Q, K, V = (_heads(X @ W, n_heads) for W in (W_Q, W_K, W_V))
+        w = ah.softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(scale_of(width, n_heads)))
+        return (w @ V).transpose(1, 0, 2).reshape(n, width) @ W_O
+    return fn
+
+
+def _mh_plain_reshape(merge_back_plainly):
+    def fn(X, W_Q, W_K, W_V, W_O, n_heads):
+        n, width = X.shape[0], W_Q.shape[1]
+        d_head = width // n_heads
+        Q, K, V = ((X @ W).reshape(n_heads, n, d_head) for W in (W_Q, W_K, W_V))
+        heads = ah.softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(d_head)) @ V
+        concat = heads.reshape(n, width) if merge_back_plainly else heads.transpose(1, 0, 2).reshape(n, width)
+        return concat @ W_O
+    return fn
+
+
+def _mh_every_nth_column(X, W_Q, W_K, W_V, W_O, n_heads):
+    d_head = W_Q.shape[1] // n_heads
+    concat = np.zeros((X.shape[0], W_Q.shape[1]))
+    for h in range(n_heads):
+        cols = slice(h, None, n_heads)                    # columns h, h + n_heads, ...
+        q, k, v = X @ W_Q[:, cols], X @ W_K[:, cols], X @ W_V[:, cols]
+        concat[:, cols] = ah.softmax(q @ k.T / np.sqrt(d_head)) @ v
+    return concat @ W_O
+
+
+def _mh_no_W_O(X, W_Q, W_K, W_V, W_O, n_heads):
+    return _mh_loop(X, W_Q, W_K, W_V, np.eye(W_Q.shape[1]), n_heads)
+
+
+def _mh_one_head(X, W_Q, W_K, W_V, W_O, n_heads):
+    return ah.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)[0] @ W_O
+
+
+def test_multi_head_solution_passes():
+    check = check_multi_head(sol.my_multi_head)
+    assert check and check.kind == "right", check.message
+
+
+def test_multi_head_solution_matches_library_and_a_loop():
+    rng = np.random.default_rng(3)
+    X, W_O = rng.normal(size=(5, 8)), rng.normal(size=(8, 8))
+    W_Q, W_K, W_V = (rng.normal(size=(8, 8)) for _ in range(3))
+    expected, _ = ah.multi_head_attention(X, W_Q, W_K, W_V, W_O, 4)
+    assert np.allclose(sol.my_multi_head(X, W_Q, W_K, W_V, W_O, 4), expected)
+    assert np.allclose(_mh_loop(X, W_Q, W_K, W_V, W_O, 4), expected)
+
+
+def test_a_loop_over_heads_and_a_tuple_result_pass_too():
+    assert check_multi_head(_mh_loop)
+    assert check_multi_head(lambda *args: (sol.my_multi_head(*args), None))
+
+
+@pytest.mark.parametrize("fn, fragment", [
+    (lambda *args: None, "still empty"),
+    (_mh_scaled_by(lambda width, h: width), "sqrt(d_model)"),
+    (_mh_scaled_by(lambda width, h: 1.0), "forgot to scale"),
+    (_mh_plain_reshape(False), "straight to [n_heads, n, d_head]"),
+    (_mh_plain_reshape(True), "merged them back with a plain reshape"),
+    (_mh_every_nth_column, "every n_heads-th column"),
+    (_mh_no_W_O, "mix them with W_O"),
+    (_mh_one_head, "n_heads was ignored"),
+    (lambda X, W_Q, W_K, W_V, W_O, n_heads: X @ W_Q @ W_O + 1, "differs at index"),
+    (lambda X, W_Q, W_K, W_V, W_O: X, "raised TypeError"),
+])
+def test_multi_head_mistakes_get_their_hint(fn, fragment):
+    assert fragment in _message(check_multi_head(fn))
+
+
+# ---- exercise 4: the padding mask ---------------------------------------------------
+
+def test_padding_mask_solution_passes_and_matches_library():
+    check = check_padding_mask(sol.my_padding_mask)
+    assert check and check.kind == "right", check.message
+    assert np.array_equal(sol.my_padding_mask([2, 4], 4), ah.padding_mask([2, 4], 4))
+
+
+def test_a_padding_mask_built_with_loops_passes():
+    assert check_padding_mask(lambda lengths, n: np.array([[[j < L for j in range(n)]] for L in lengths]))
+
+
+@pytest.mark.parametrize("fn, fragment, kind", [
+    (lambda lengths, n: None, "still empty", "empty"),
+    (lambda lengths, n: np.arange(n)[None, None, :] >= np.array(lengths)[:, None, None], "wrong way round",
+     "mistake"),
+    (lambda lengths, n: np.arange(n)[None, None, :] <= np.array(lengths)[:, None, None], "off by one",
+     "mistake"),
+    (lambda lengths, n: np.arange(n)[None, :] < np.array(lengths)[:, None], "middle axis of size 1",
+     "mistake"),
+    (lambda lengths, n: (np.arange(n)[None, :] < np.array(lengths)[:, None])[:, :, None], "hide queries",
+     "mistake"),
+    (lambda lengths, n: (np.arange(n)[None, None, :] < np.array(lengths)[:, None, None]).astype(np.int64),
+     "holds int64 numbers", "wrong_type"),
+    (lambda lengths, n: np.ones((len(lengths), 1, n), dtype=bool), "differs at index", "wrong_value"),
+])
+def test_padding_mask_mistakes_get_their_hint(fn, fragment, kind):
+    check = check_padding_mask(fn)
+    assert fragment in _message(check) and check.kind == kind
+
+
 # ---- the notebook itself ---------------------------------------------------------
 
 def test_notebook_exercise_data_matches_solutions():
@@ -162,11 +290,3 @@ def test_notebook_exercise_data_matches_solutions():
     exec(cell, namespace)
     for name in ("q_sat", "K_ex", "V_ex"):
         assert np.array_equal(namespace[name], getattr(sol, name)), name
-
-
-def test_notebook_holds_stubs_not_solutions():
-    sources = code_sources(NOTEBOOK)
-    assert "out_sat = None  # your code here" in sources
-    stub = next(src for src in sources if src.startswith("def my_attention("))
-    assert "return None  # your code here" in stub
-    assert "np.where" not in stub and "softmax" not in stub

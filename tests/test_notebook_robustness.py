@@ -62,10 +62,13 @@ EDITS = {
     "02": ("tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()\n",
            "tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()\nX[1, 0] = 2.5  # eats, tweaked\n"),
     "03": ("q = np.array([0.5, -1.2, 0.3, 2.0])", "q = np.array([0.9, -1.2, 0.3, 2.5])"),
-    "04": ("x = np.array([3.2, 4.0, 1.0, 6.2, 8.0])", "x = np.array([3.2, 4.0, 1.0, 7.0, 8.0])"),
+    "04": ("s = np.array([3.2, 4.0, 1.0, 6.2, 8.0])", "s = np.array([3.2, 4.0, 1.0, 7.0, 8.0])"),
     "05": ("tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()\n",
            "tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()\nX[0] = [1.5, 2.0]  # cat, tweaked\n"),
     "06": ("X = rng.normal(size=(5, 4))", "X = 2 * rng.normal(size=(5, 4))"),
+    "07": ("X = rng.normal(size=(4, 6))", "X = 2 * rng.normal(size=(4, 6))"),
+    "08": ("X = rng.normal(size=(6, 8))", "X = 1.5 * rng.normal(size=(6, 8))"),
+    "09": ("Q, K, V = 1.5 * rng.normal(size=(n, d))", "Q, K, V = 2.5 * rng.normal(size=(n, d))"),
 }
 
 

@@ -114,3 +114,15 @@ def test_no_colour_bar_label_is_wider_than_the_widest_one_its_scale_allows(low, 
     for lo in np.linspace(low, high, 7):  # and every narrower scale inside it
         for hi in np.linspace(lo, high, 5)[1:]:
             assert max(map(width, hm.colour_bar_ticks(lo, hi)[1])) <= widest, (lo, hi)
+
+
+@pytest.mark.parametrize("fmt, negative_zero, shown", [
+    (".3f", -4e-4, "0.000"), (".2f", -0.0, "0.00"), (".1e", -0.0, "0.0e+00"), (".1%", -1e-5, "0.0%"),
+])
+def test_numbers_that_round_to_zero_show_no_minus_sign(fmt, negative_zero, shown):
+    # A minus sign with no digit behind it says nothing but "rounding happened here".
+    hm = ah.heatmap(np.array([[negative_zero, -0.5]]), ["q"], ["k0", "k1"], fmt=fmt)
+    assert hm.texts[0][0].get_text() == shown
+    assert hm.texts[0][1].get_text() == format(-0.5, fmt)  # a real negative keeps its sign
+    bars = ah.bar_chart(np.array([negative_zero, 0.5]), ["a", "b"], fmt=fmt)
+    assert bars.texts[0].get_text() == shown

@@ -22,6 +22,7 @@ DOCUMENTS = [ROOT / "README.md", GUIDE, CHEAT_SHEET]
 NOTEBOOK_NAMES = [
     "00_input_matrix", "01_qkv_projections", "02_dot_product_scores", "03_scaling_by_sqrt_dk",
     "04_softmax", "05_weighted_sum_and_self_attention", "06_kv_cache_gqa",
+    "07_positions_and_rope", "08_the_decoder_block", "09_tiled_attention",  # the advanced track
 ]
 
 LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

@@ -1,0 +1,298 @@
+"""Write an nbgrader course from the notebooks and the reference solutions.
+
+    python scripts/make_nbgrader_course.py OUT_DIR                     # every notebook
+    python scripts/make_nbgrader_course.py OUT_DIR notebooks/04_softmax.ipynb
+    cd OUT_DIR && nbgrader generate_assignment 04_softmax
+
+OUT_DIR gets nbgrader_config.py and, per notebook, one assignment named after
+its stem: source/<stem>/<stem>.ipynb, with a copy of attention_helpers beside
+it (nbgrader releases it with the notebook and puts the course's copy back
+before it grades). The notebooks and solutions/ are only read.
+
+How the cells are recognised, so that new exercises and notebooks need no
+change here:
+- a check cell is a code cell that calls `ah.checks.check_...`;
+- its answer cell is the code cell right before it, if that cell holds a
+  stub: `None` followed by a comment on the same line (`return None  # your
+  code here`, `shape_X = None  # your answer`). The statements that hold
+  stubs are the answer; statements above them (the exercise's data) move to
+  a read-only cell of their own, so a submission cannot change the data it
+  is checked on;
+- a check cell with no answer cell right before it is a worked example (a
+  check that fails on purpose): it runs with grading off and is not graded.
+
+In each source notebook the answer cell keeps the notebook's own stub and gets
+the reference solution below it, between `### BEGIN SOLUTION` and
+`### END SOLUTION`; the code stub in nbgrader_config.py is empty, so the
+released notebook shows the stub exactly as the course does. The solution for
+a stub that binds NAME is the statement of solutions/nbNN.py that binds NAME,
+with the statements of that file it needs and the notebook does not define.
+Each check cell becomes a locked autograder test worth POINTS (its value shown
+with display(), as nbgrader would read a returned value as a score), a locked cell
+after the setup cell turns grading on (a failed check raises AssertionError
+with its hint), and every other cell is read-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+POINTS = 1
+STUB = re.compile(r"\bNone\b,?\s*#")
+CHECK = re.compile(r"\bah\.checks\.(check_\w+)\(")
+GRADING_ON = ("ah.checks.grading(True)  # graded copy: a check that fails raises AssertionError "
+              "with its hint, and nbgrader gives that exercise 0 points")
+CONFIG = '''\
+# nbgrader configuration of the attention-math course (written by scripts/make_nbgrader_course.py).
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = "attention-math"
+# The answer cells keep the notebook's own stub (`None  # your code here`) above the
+# solution region, so the region is replaced by nothing.
+c.ClearSolutions.code_stub = {"python": ""}
+# Some cells draw figures; a loaded machine needs more than nbgrader's 30 s default.
+c.Execute.timeout = 300
+'''
+
+
+def meta(grade_id, *, grade=False, solution=False, locked=False, points=None) -> dict:
+    """The nbgrader metadata of one cell (schema 3)."""
+    data = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution}
+    if points is not None:
+        data["points"] = points
+    return data
+
+
+# ---- reading the notebook ---------------------------------------------------------
+
+def parse(source: str):
+    try:
+        return ast.parse(source)
+    except SyntaxError:  # IPython magics or shell lines: no names we can use
+        return None
+
+
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # set apart by a blank line
+
+
+def bound_names(node) -> set[str]:
+    """Names a top-level statement binds (not looking inside functions or classes)."""
+    names = set()
+    if isinstance(node, DEFINITIONS):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+    return names
+
+
+def used_names(node) -> set[str]:
+    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+
+
+def stub_split(source: str):
+    """(data, answer, names) for an answer cell: the source before the first statement that
+    holds a stub, the rest, and the names the stub statements bind; None if there is no stub."""
+    tree = parse(source)
+    if tree is None or not tree.body:
+        return None
+    lines = source.split("\n")
+    stubbed = [node for node in tree.body
+               if any(STUB.search(line) for line in lines[node.lineno - 1:node.end_lineno])]
+    if not stubbed:
+        return None
+    first = stubbed[0].lineno - 1
+    while first > 0 and lines[first - 1].lstrip().startswith("#"):  # keep a comment with its stub
+        first -= 1
+    names = set().union(*(bound_names(node) for node in stubbed))
+    return "\n".join(lines[:first]).rstrip("\n"), "\n".join(lines[first:]), names
+
+
+def exercises(nb):
+    """[(answer cell index or None, check cell index, checker name)] in notebook order.
+
+    A stub anywhere else (in a check cell, or in a cell that is not right before a
+    check cell) is refused: that exercise would silently go ungraded.
+    """
+    found, previous_code = [], None
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        match = CHECK.search(cell.source)
+        if match:
+            answer = previous_code if previous_code is not None and stub_split(
+                nb.cells[previous_code].source) else None
+            found.append((answer, index, match.group(1)))
+        previous_code = index
+    answers = {answer for answer, _, _ in found}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and index not in answers and stub_split(cell.source):
+            raise ValueError(f"cell {index} holds a stub (None followed by a comment) but is not the "
+                             f"code cell right before a check cell:\n{cell.source}")
+    return found
+
+
+def notebook_names(cells) -> set[str]:
+    names = set()
+    for cell in cells:
+        tree = parse(cell.source) if cell.cell_type == "code" else None
+        for node in tree.body if tree else []:
+            names |= bound_names(node)
+    return names
+
+
+# ---- reading the solutions --------------------------------------------------------
+
+def solution_source(solutions: Path, names: set[str], defined: set[str]) -> str:
+    """The statements of `solutions` that bind `names`, with those they need that are not
+    in `defined` (the notebook's names before the answer), in file order."""
+    text = solutions.read_text()
+    body = ast.parse(text).body
+    binders = {}
+    for node in body:
+        for name in bound_names(node):
+            binders.setdefault(name, node)  # the first binding, as a reader meets it
+    missing = sorted(names - binders.keys())
+    if missing:
+        raise SystemExit(f"{solutions.name} defines no {', '.join(missing)}: add the reference "
+                         "solution there")
+    wanted, todo = set(), [binders[name] for name in names]
+    while todo:
+        node = todo.pop()
+        if id(node) in wanted:
+            continue
+        wanted.add(id(node))
+        for name in used_names(node) - defined - names:
+            if name in binders:
+                todo.append(binders[name])
+    parts, previous = [], None
+    for node in (node for node in body if id(node) in wanted):
+        if parts:
+            apart = isinstance(node, DEFINITIONS) or isinstance(previous, DEFINITIONS)
+            parts.append("\n\n" if apart else "\n")
+        parts.append(ast.get_source_segment(text, node))
+        previous = node
+    return "".join(parts)
+
+
+# ---- writing the course -------------------------------------------------------------
+
+def source_notebook(path: Path, solutions: Path):
+    """The nbgrader source version of one notebook."""
+    nb = nbformat.read(path, as_version=4)
+    found = exercises(nb)
+    answers = {answer: (check, name) for answer, check, name in found if answer is not None}
+    checks = {check: (answer, name) for answer, check, name in found}
+    setup = next((i for i, c in enumerate(nb.cells)
+                  if c.cell_type == "code" and "import attention_helpers as ah" in c.source), None)
+    if found and setup is None:
+        raise ValueError("no setup cell imports attention_helpers as ah")
+    cells, used_ids = [], set()
+
+    def add(cell, grade_id, **kwargs):
+        base, k = grade_id, 2
+        while grade_id in used_ids:
+            grade_id, k = f"{base}-{k}", k + 1
+        used_ids.add(grade_id)
+        cell.metadata["nbgrader"] = meta(grade_id, **kwargs)
+        if cell.cell_type == "code":  # a source version carries no outputs
+            cell.outputs, cell.execution_count = [], None
+        cells.append(cell)
+
+    for index, original in enumerate(nb.cells):
+        cell = nbformat.from_dict(dict(original))
+        cell.metadata = dict(original.metadata)
+        if index in answers:
+            _, name = answers[index]
+            data, answer, names = stub_split(cell.source)
+            if data.strip():
+                add(nbformat.v4.new_code_cell(data), f"{name}-data", locked=True)
+            defined = notebook_names(nb.cells[:index]) | notebook_names([nbformat.v4.new_code_cell(data)])
+            solution = solution_source(solutions, names, defined)
+            cell.source = f"{answer.rstrip()}\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION"
+            add(cell, f"answer-{name}", solution=True)
+        elif index in checks and checks[index][0] is not None:
+            cell.source = displayed(cell.source)
+            add(cell, checks[index][1], grade=True, locked=True, points=POINTS)
+        elif index in checks:  # a worked example that fails on purpose: not graded
+            cell.source = ungraded(cell.source)
+            add(cell, f"cell-{index}", locked=True)
+        else:
+            add(cell, f"cell-{index}", locked=True)
+        if index == setup and found:
+            add(nbformat.v4.new_code_cell(GRADING_ON), "grading-on", locked=True)
+    nb.cells = cells
+    return nb, len([a for a, _, _ in found if a is not None])
+
+
+def displayed(source: str) -> str:
+    """`source` with its last line's value shown by display() instead of returned.
+
+    nbgrader reads a test cell's returned value as a partial score; the text of a
+    passed check is not a number, so it is displayed instead (and looks the same).
+    """
+    tree = parse(source)
+    lines = source.rstrip("\n").split("\n")
+    if not (tree and tree.body and isinstance(tree.body[-1], ast.Expr)):
+        return "\n".join(lines)
+    last = tree.body[-1]
+    before = lines[last.lineno - 1][:last.col_offset]
+    after = lines[last.end_lineno - 1][last.end_col_offset:]  # a comment after the call stays after it
+    shown = f"{before}display({ast.get_source_segment(source, last)}){after}"
+    return "\n".join(lines[:last.lineno - 1] + [shown])
+
+
+def ungraded(source: str) -> str:
+    """Run `source` with grading off, still showing the value of its last line."""
+    indented = "\n".join("    " + line if line else line for line in displayed(source).split("\n"))
+    return "with ah.checks.grading(False):  # a worked example: this check fails on purpose\n" + indented
+
+
+def write_course(out: Path, notebooks: list[Path]) -> dict[str, int]:
+    """Write the course into `out`; return {assignment: number of graded exercises}."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "nbgrader_config.py").write_text(CONFIG)
+    graded = {}
+    for path in notebooks:
+        number = path.name[:2]
+        solutions = ROOT / "solutions" / f"nb{number}.py"
+        if not solutions.exists():
+            raise SystemExit(f"{path.name}: no reference solutions in solutions/nb{number}.py")
+        try:
+            nb, count = source_notebook(path, solutions)
+        except ValueError as err:
+            raise SystemExit(f"{path.name}: {err}") from None
+        folder = out / "source" / path.stem
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / path.name)
+        shutil.copytree(ROOT / "attention_helpers", folder / "attention_helpers",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        graded[path.stem] = count
+    return graded
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out_dir", type=Path, help="the nbgrader course folder to write")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks to include (default: every numbered notebook)")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for stem, count in write_course(args.out_dir, notebooks).items():
+        print(f"{stem}: {count} graded exercise{'s' if count != 1 else ''}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Fixtures shared by the exercise and grading tests.
+
+- Every test starts with grading mode off, whatever ATTENTION_GRADING says in the
+  shell that runs pytest: exercise tests look at failed Check results, which
+  grading mode would turn into exceptions.
+- `course_maker`: scripts/make_nbgrader_course.py as a module, the one place that
+  knows how answer cells and check cells are recognised.
+- `exercise_notebooks`: the numbered notebooks that hold at least one exercise.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from notebook_tools import NOTEBOOKS, ROOT, read
+
+import attention_helpers as ah
+
+
+@pytest.fixture(autouse=True)
+def grading_off(monkeypatch):
+    monkeypatch.delenv("ATTENTION_GRADING", raising=False)
+    with ah.checks.grading(False):
+        yield
+
+
+def _load_course_maker():
+    path = ROOT / "scripts" / "make_nbgrader_course.py"
+    spec = importlib.util.spec_from_file_location("make_nbgrader_course", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COURSE_MAKER = _load_course_maker()
+def _has_exercises(path) -> bool:
+    try:
+        return bool(COURSE_MAKER.exercises(read(path)))
+    except ValueError:  # a stub the generator refuses: the exercise tests report it
+        return True
+
+
+EXERCISE_NOTEBOOKS = [p for p in NOTEBOOKS if _has_exercises(p)]
+
+
+@pytest.fixture(scope="session")
+def course_maker():
+    return COURSE_MAKER
+
+
+@pytest.fixture(scope="session")
+def exercise_notebooks():
+    return EXERCISE_NOTEBOOKS

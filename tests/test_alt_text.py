@@ -1,0 +1,160 @@
+"""Every picture says in words what it shows: the plotting helpers' text alternatives.
+
+The numbers in a description are checked against what the picture itself
+draws (the texts in a heatmap's cells, the heights of the bars, a line's
+data), and the IPython hook is checked to put the description into the
+image's "alt" metadata even when the inline backend is configured after the
+helpers were imported, as happens in a notebook.
+"""
+
+import html
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.core.pylabtools import select_figure_formats  # noqa: E402
+
+import attention_helpers as ah  # noqa: E402
+from attention_helpers.plots import describe, set_description  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def cat_eats_fish_weights():
+    tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
+    return tokens, ah.self_attention(X, W_Q, W_K, W_V)[1]
+
+
+def test_a_small_heatmap_reads_out_every_number_its_cells_show():
+    tokens, weights = cat_eats_fish_weights()
+    hm = ah.heatmap(weights, tokens, tokens, title="weights A", probabilities=True)
+    text = hm.describe()
+    assert text.startswith("Heatmap 'weights A', 3 × 3: rows = query: cat, eats, fish; "
+                           "columns = key: cat, eats, fish.")
+    for i, token in enumerate(tokens):  # the numbers are the ones drawn in the row's cells
+        assert f"row {token}: {', '.join(t.get_text() for t in hm.texts[i])}" in text
+
+
+def test_a_large_heatmap_gives_the_range_and_each_rows_largest_entry():
+    values = np.arange(36.0).reshape(6, 6)
+    values[2, 0] = 99.0
+    labels = [f"t{k}" for k in range(6)]
+    text = ah.heatmap(values, labels, labels, fmt=".0f").describe()
+    assert "Values from 0 to 99." in text
+    assert "t2 at t0 99" in text and "t0 at t5 5" in text
+    assert "row t0:" not in text  # 36 numbers would be too many to read out
+
+
+def test_the_description_follows_an_update():
+    hm = ah.heatmap([[0.0, 1.0]], ["q"], ["a", "b"], probabilities=True)
+    hm.update([[0.25, 0.75]])
+    assert "row q: 0.25, 0.75" in hm.describe()
+
+
+def test_bars_read_out_their_heights():
+    bars = ah.bar_chart([0.1, 0.2, 0.7], ["k1", "k2", "k3"], title="softmax", xlabel="key")
+    heights = [format(b.get_height(), ".2f") for b in bars.bars]
+    assert bars.describe() == f"Bar chart 'softmax' of probability per key: k1 {heights[0]}, " \
+                              f"k2 {heights[1]}, k3 {heights[2]}."
+
+
+def test_a_figure_is_described_panel_by_panel_without_its_colour_bars():
+    tokens, weights = cat_eats_fish_weights()
+    fig, axes = plt.subplots(1, 2)
+    left = ah.heatmap(weights * 2, tokens, tokens, ax=axes[0], title="left")
+    right = ah.heatmap(weights, tokens, tokens, ax=axes[1], title="right", probabilities=True)
+    assert len(fig.axes) == 4  # two heatmaps and their two colour bars
+    assert describe(fig) == (f"Figure with 2 panels. Panel 1 of 2: {left.describe()} "
+                             f"Panel 2 of 2: {right.describe()}")
+
+
+def test_a_plain_matplotlib_chart_is_described_from_what_it_holds():
+    fig, ax = plt.subplots()
+    d = [1, 4, 16]
+    ax.plot(d, [1.02, 3.9, 15.5], "o", label=r"measured $q\cdot k$")
+    ax.axhline(1)
+    ax.set(xscale="log", xlabel="$d_k$", ylabel="variance", title=r"Scores grow with $\sqrt{d_k}$")
+    text = describe(fig)
+    assert text.startswith("Chart 'Scores grow with √d_k'; x axis: d_k (log scale), y axis: variance;")
+    assert "'measured q·k': 3 points, at x = 1 y = 1.02, at x = 16 y = 15.5" in text
+    assert "1 unlabelled line" in text
+
+
+def test_grouped_bars_drawn_by_hand_are_named_by_their_ticks():
+    fig, ax = plt.subplots()
+    ax.bar(np.arange(2) - 0.2, [10.0, 2.5], 0.4, label="MHA")
+    ax.bar(np.arange(2) + 0.2, [1.25, 0.5], 0.4, label="as built")
+    ax.set(xticks=range(2), xticklabels=["LLaMA", "Mistral"])
+    assert "bars 'MHA': LLaMA 10, Mistral 2.5; bars 'as built': LLaMA 1.25, Mistral 0.5" in describe(ax)
+
+
+def test_a_description_written_by_hand_wins():
+    fig, ax = plt.subplots()
+    ax.text(0, 0, "?")
+    set_description(fig, "A 3 × 3 grid of question marks, one per query and key.")
+    assert describe(fig) == "A 3 × 3 grid of question marks, one per query and key."
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: describe("a figure"), TypeError, "describe needs a Figure, an Axes, a Heatmap or a Bars"),
+    (lambda: set_description(None, "x"), TypeError, "set_description needs a matplotlib Figure or Axes"),
+    (lambda: set_description(plt.figure(), "  "), ValueError, "set_description needs a non-empty text"),
+])
+def test_bad_arguments_are_named(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_ipython_puts_the_description_into_the_images_alt_metadata():
+    shell = InteractiveShell.instance()
+    try:
+        ah.plots._register_alt_text()  # the import did this before the shell existed
+        select_figure_formats(shell, {"png"})  # the inline backend, configured afterwards
+        tokens, weights = cat_eats_fish_weights()
+        hm = ah.heatmap(weights, tokens, tokens, title="weights A", probabilities=True)
+        data, metadata = shell.display_formatter.format(hm.ax.figure)
+        assert data["image/png"]  # the picture itself still comes from the inline backend
+        assert metadata["image/png"]["alt"] == hm.describe()
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_a_live_panel_describes_its_picture_under_it_and_keeps_it_up_to_date():
+    tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
+    panel = ah.Panel(lambda W_Q: [ah.self_attention(X, W_Q, W_K, W_V)[1]],
+                     [{"kind": "heatmap", "row_labels": tokens, "col_labels": tokens,
+                       "title": "weights", "probabilities": True}], weights={"W_Q": W_Q})
+    assert panel.described in panel.widget.children
+    assert html.escape(describe(panel.figure)) in panel.described.value
+    assert "row fish:" in panel.described.value
+    panel.set(W_Q=np.zeros((2, 2)))  # every score 0: every weight 1/3
+    assert "row cat: 0.33, 0.33, 0.33" in panel.described.value
+
+
+def test_bars_offset_from_their_ticks_are_named_by_the_nearest_tick():
+    fig, ax = plt.subplots()
+    for k, height in enumerate([0.25, 0.5, 0.75, 1.0]):  # four series side by side, as in notebook 04
+        ax.bar(np.arange(2) + 0.2 * (k - 1.5), [height, height / 2], 0.2, label=f"T = {k}")
+    ax.set(xticks=range(2), xticklabels=["token 1", "token 2"])
+    assert "bars 'T = 0': token 1 0.25, token 2 0.125" in describe(ax)
+    assert "bars 'T = 3': token 1 1, token 2 0.5" in describe(ax)
+
+
+def test_arrows_and_markers_say_where_they_are():
+    ax = ah.vectors_2d({"fish": [2.0, 4.0], "cat": [1.0, 2.0]}, title="keys")
+    assert describe(ax.figure) == "Arrows 'keys' from the origin: fish to (2, 4); cat to (1, 2)."
+    fig, ax = plt.subplots()
+    ax.scatter(range(8), np.ones(8))
+    ax.scatter([1.5, 5.5], [0, 0])
+    ax.set(yticks=[0, 1], yticklabels=["KV heads", "query heads"])
+    assert "8 markers on query heads, 2 markers on KV heads" in describe(fig)

@@ -1,0 +1,142 @@
+"""The course where classes run it: the lowest supported versions, from a plain clone.
+
+One separate venv holds the lowest version of every range in pyproject.toml
+(numpy, matplotlib, ipywidgets, pillow) and the kernel's own packages at
+their locked versions, and NOT the helper package: every notebook must find
+it through its setup cell, as in a clone on a hub or a laptop that never ran
+`pip install`. Each notebook runs top to bottom (cells tagged
+raises-exception may raise, no other) and then every slider of every panel
+goes to both ends; outputs are not compared (the locked environment's nbval
+does that).
+
+The venv is built once, in .cache/compat-venv/ (git-ignored), keyed on its
+requirements and the Python version, and reused until they change.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+from test_environment import RUNTIME, locked
+from test_notebook_robustness import SWEEP
+
+pytestmark = pytest.mark.compat
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))  # 07-09 and any later one included
+CACHE = ROOT / ".cache" / "compat-venv"
+PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+KERNEL_SIDE = ["ipykernel", "nbclient", "nbformat"]  # to run notebooks; versions from the lock
+
+
+def lowest():
+    """{name: version}: the lower end of every range the helper declares."""
+    floors = {}
+    for req in RUNTIME:
+        lower = [s.version for s in req.specifier if s.operator == ">="]
+        assert lower, f"{req} has no lower end to test"
+        floors[canonicalize_name(req.name)] = lower[0]
+    return floors
+
+
+def requirements():
+    pins = locked(PYTHON)
+    return [f"{n}=={v}" for n, v in lowest().items()] + [f"{n}=={pins[n]}" for n in KERNEL_SIDE]
+
+
+@pytest.fixture(scope="session")
+def compat_python():
+    if sys.version_info >= (3, 13) and not os.environ.get("CI"):
+        # numpy 1.26 and matplotlib 3.8 have no wheels there; CI (Python 3.11) always runs these
+        pytest.skip("the lowest supported versions have no wheels for Python 3.13+: "
+                    "run the compat tests with Python 3.10-3.12")
+    reqs = requirements()
+    key = hashlib.sha256(json.dumps([sys.version, sys.platform, reqs]).encode()).hexdigest()[:12]
+    home = CACHE / key
+    python = home / "bin" / "python"
+    if not (home / "ready").exists():
+        for old in CACHE.glob("*"):  # one venv at a time: a stale one only takes disk
+            shutil.rmtree(old, ignore_errors=True)
+        building = CACHE / f"building-{os.getpid()}"
+        venv.create(building, with_pip=True)
+        result = subprocess.run(
+            [building / "bin" / "python", "-m", "pip", "install", "--quiet", "--only-binary=:all:", *reqs],
+            capture_output=True, text=True)
+        assert result.returncode == 0, (
+            f"could not install the lowest supported versions {reqs} for Python {PYTHON} "
+            "(they may have no wheels for it; the compat venv is tested on 3.10-3.12):\n"
+            + result.stderr[-3000:])
+        (building / "ready").write_text("\n".join(reqs) + "\n")
+        # Built aside and renamed, so a half-built venv is never used. Only bin/python is run
+        # (`python -m pip`), which does not depend on the folder's name.
+        building.rename(home)
+    return python
+
+
+# Runs in the compat venv: the notebook, then every slider to both ends, then where the helper came from.
+RUNNER = r'''
+import importlib.util, json, sys
+import nbformat
+from nbclient import NotebookClient
+
+path, sweep = sys.argv[1], sys.stdin.read()
+assert importlib.util.find_spec("attention_helpers") is None, "the helper must not be installed here"
+nb = nbformat.read(path, as_version=4)
+client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                        resources={"metadata": {"path": str(__import__("pathlib").Path(path).parent)}})
+with client.setup_kernel():
+    for index, cell in enumerate(nb.cells):  # raises unless an erroring cell is tagged raises-exception
+        if cell.cell_type == "code":
+            client.execute_cell(cell, index)
+    extra = nbformat.v4.new_code_cell(sweep + "\nprint(_json.dumps(_ah.__file__))")
+    nb.cells.append(extra)
+    client.execute_cell(extra, len(nb.cells) - 1)
+lines = "".join(o.get("text", "") for o in extra.outputs if o.output_type == "stream").splitlines()
+print(json.dumps({"sweep": json.loads(lines[0]), "helper": json.loads(lines[1])}))
+'''
+
+
+def test_compat_venv_has_the_lowest_versions_and_not_the_helper(compat_python):
+    code = ("import json, importlib.metadata as m, importlib.util as u;"
+            f"print(json.dumps([{{n: m.version(n) for n in {sorted(lowest())!r}}},"
+            " u.find_spec('attention_helpers') is None]))")
+    versions, absent = json.loads(subprocess.run([compat_python, "-I", "-c", code], cwd=ROOT / "notebooks",
+                                                 capture_output=True, text=True, check=True).stdout)
+    assert {canonicalize_name(n): Version(v) for n, v in versions.items()} == \
+        {n: Version(v) for n, v in lowest().items()}
+    assert absent, "the helper is importable without the setup cell: the bootstrap would go untested"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_from_a_clone_at_the_lowest_versions(compat_python, path, tmp_path):
+    # -I: no PYTHONPATH, no user site, and not the current folder on sys.path, so nothing
+    # but the setup cell can make the helper importable
+    result = subprocess.run([compat_python, "-I", "-c", RUNNER, str(path)], input=SWEEP,
+                            capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    report = json.loads(result.stdout.splitlines()[-1])
+    # The setup cell found the helper in this clone, next to notebooks/.
+    assert Path(report["helper"]) == ROOT / "attention_helpers" / "__init__.py"
+    for name, key, _attr, end, finite, png_bytes, *_ in report["sweep"]:
+        assert finite, f"{name}: {key} at {end} gives a value that is not finite"
+        assert png_bytes > 0, f"{name}: {key} at {end} left the panel without a picture"
+
+
+def test_installing_the_helper_keeps_every_version_already_in_range(compat_python, tmp_path):
+    """What a hub admin sees: `pip install` of the helper into an environment that already has
+    (here the lowest) supported versions installs the helper and nothing else."""
+    report = tmp_path / "report.json"
+    result = subprocess.run([compat_python, "-m", "pip", "install", "--dry-run", "--quiet",
+                             "--report", report, str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    installs = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
+                for i in json.loads(report.read_text())["install"]}
+    assert set(installs) == {"attention-helpers"}, f"pip would also install or replace {installs}"

@@ -1,0 +1,88 @@
+"""The hub section of the teacher's guide: a config.yaml that parses, a sizing that adds up.
+
+The memory figures in the guide come from benchmarks/kernel_memory.py (they
+vary from run to run, so they are not re-measured here; tests/test_kernel_memory.py
+keeps every kernel under the budget). This checks what must hold whatever
+the figures: the Zero to JupyterHub snippet has the keys the chart reads, its
+memory guarantee is the per-student figure the table derives, the students
+per node follow from it, and the ranges the guide quotes are pyproject's.
+"""
+
+import importlib.util
+import re
+
+import yaml
+from notebook_tools import ROOT
+from test_environment import RUNTIME
+
+spec = importlib.util.spec_from_file_location("kernel_memory", ROOT / "benchmarks" / "kernel_memory.py")
+kernel_memory = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(kernel_memory)
+
+GUIDE = (ROOT / "notebooks" / "README.md").read_text()
+UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}  # KubeSpawner's suffixes are powers of 1024
+
+
+def mib(spec: str) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT])", str(spec))
+    assert match, f"KubeSpawner reads memory as a number and K, M, G or T, got {spec!r}"
+    return float(match[1]) * UNITS[match[2]]
+
+
+def block_after(marker):
+    return GUIDE[GUIDE.index(marker):]
+
+
+def config():
+    return yaml.safe_load(re.search(r"```yaml\n(.*?)```", block_after("<!-- hub-config -->"), re.S)[1])
+
+
+def sizing():
+    """{label: [numbers...]} from the sizing table, and the students-per-node rows."""
+    section = block_after("<!-- hub-sizing -->")
+    section = section[:section.index("<!-- hub-config -->")]
+    rows = {}
+    for line in section.splitlines():
+        if line.startswith("|"):
+            label, *cells = [c.strip() for c in line.strip("|").split("|")]
+            numbers = [float(c) for c in cells if re.fullmatch(r"\d+(\.\d+)?", c)]
+            if numbers:
+                rows[label] = numbers
+    return rows, section
+
+
+def test_config_yaml_has_the_image_memory_and_default_url():
+    singleuser = config()["singleuser"]
+    assert set(singleuser) == {"image", "memory", "defaultUrl"}
+    assert singleuser["image"]["name"] and isinstance(singleuser["image"]["tag"], str)
+    assert singleuser["defaultUrl"] == "/lab"
+    memory = singleuser["memory"]
+    assert mib(memory["guarantee"]) <= mib(memory["limit"])
+
+
+def test_sizing_table_has_every_notebook_under_the_budget():
+    rows, _ = sizing()
+    kernels = {label: v for label, v in rows.items() if re.fullmatch(r"\d\d_\w+|cheat_sheet", label)}
+    assert set(kernels) == {p.stem for p in kernel_memory.NOTEBOOKS}, "re-run benchmarks/kernel_memory.py"
+    for label, (run_all, sliders) in kernels.items():
+        assert run_all < kernel_memory.KERNEL_BUDGET_MIB, label
+        assert sliders >= run_all, f"{label}: moving sliders cannot lower the peak"
+
+
+def test_guarantee_is_the_server_plus_two_largest_kernels_and_nodes_follow_from_it():
+    rows, section = sizing()
+    server = rows["JupyterLab server, peak"][0]
+    largest = max(v[1] for label, v in rows.items() if len(v) == 2)
+    per_student = kernel_memory.per_student_mib(server, largest)
+    assert mib(config()["singleuser"]["memory"]["guarantee"]) == per_student
+    assert f"**{per_student} MiB**" in section
+    nodes = [(int(label.split()[0]), int(v[0])) for label, v in rows.items() if label.endswith(" GiB")]
+    assert nodes == kernel_memory.students_per_node(per_student)
+
+
+def test_guide_and_readme_quote_the_ranges_of_pyproject():
+    readme = (ROOT / "README.md").read_text()
+    for req in RUNTIME:
+        floor = next(s.version for s in req.specifier if s.operator == ">=")
+        for name, text in (("the guide", GUIDE), ("the README", readme)):
+            assert f"{req.name} ≥ {floor}" in text, f"{name} should say {req.name} ≥ {floor}"

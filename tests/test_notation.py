@@ -1,0 +1,76 @@
+"""One notation across the course (the cheat sheet's table), checked by searching the notebooks.
+
+Each rule is a use that the notation retired, found by a pattern: a mask added to
+the scores (a boolean mask means "may attend", so adding it is wrong), P as a
+name (the position code is PE, the weights are A), x for anything but a row of X,
+h for anything but a head, k as a loop counter (k is a key).
+"""
+
+import re
+
+import pytest
+from notebook_tools import ROOT, read
+
+COURSE = sorted((ROOT / "notebooks").glob("*.ipynb"))
+GUIDE = ROOT / "notebooks" / "README.md"
+
+MASK_ADDED = re.compile(r"\+\s*(?:\\(?:text|mathrm|texttt|mathbf)\{\s*)?(?:mask|M)\b")
+CODE_RULES = {
+    "P is not a name: the position code is PE, the weights are A":
+        re.compile(r"^\s*(?:\w+\s*,\s*)*P(?:_\w+)?\s*(?:,\s*\w+\s*)*=(?!=)", re.M),
+    "x is a row of X (one token's embedding)":
+        re.compile(r"^\s*x\s*=(?!=)(?!\s*(?:X\[|x\b))", re.M),
+    "h is a head index, not a step size or a head count":
+        re.compile(r"^\s*h\s*=\s*[\d.]", re.M),
+    "k is a key, not a loop counter": re.compile(r"\bfor\s+k\s*(?:,|in\b)"),
+}
+
+
+def cells(path):
+    return [(k, c.cell_type, c.source) for k, c in enumerate(read(path).cells)]
+
+
+@pytest.mark.parametrize("path", COURSE, ids=[p.stem for p in COURSE])
+def test_no_mask_is_written_as_added_to_the_scores(path):
+    found = [f"cell {k}: {m.group(0)!r}" for k, _, src in cells(path) for m in MASK_ADDED.finditer(src)]
+    assert not found, f"{path.name} writes a mask as added to scores (write np.where(M, S, -inf)): {found}"
+
+
+def test_the_guide_writes_no_mask_as_added_either():
+    assert not MASK_ADDED.findall(GUIDE.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", COURSE, ids=[p.stem for p in COURSE])
+def test_code_uses_each_symbol_with_its_one_meaning(path):
+    found = [f"cell {k}: {rule}: {m.group(0).strip()!r}"
+             for k, kind, src in cells(path) if kind == "code"
+             for rule, pattern in CODE_RULES.items() for m in pattern.finditer(src)]
+    assert not found, f"{path.name}: {found}"
+
+
+def test_the_cheat_sheet_states_the_notation():
+    sheet = ROOT / "notebooks" / "cheat_sheet.ipynb"
+    text = "\n".join(src for _, kind, src in cells(sheet) if kind == "markdown")
+    table = text[text.index("## Notation"):]
+    for symbol in ("$PE$", "$S$", "$A$", "$M$", "$W_O$", "$h$, $d_{head}$"):
+        assert f"| {symbol}" in table, f"the notation table has no row for {symbol}"
+    assert "True = query $i$ may attend to key $j$" in table
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("A = softmax(S + mask)", None), (r"\frac{QK^\top}{\sqrt{d_k}} + \text{mask}", None), ("S + M", None),
+    ("P = ah.softmax(S)", "P is"), ("P_loop = np.zeros(3)", "P is"), ("x = np.array([3.2, 4.0])", "x is"),
+    ("h = 1e-6", "h is"), ("for k, step in enumerate(steps):", "k is"),
+])
+def test_the_patterns_catch_what_they_are_for(text, rule):
+    if rule is None:
+        assert MASK_ADDED.search(text)
+    else:
+        assert any(p.search(text) for name, p in CODE_RULES.items() if name.startswith(rule))
+
+
+@pytest.mark.parametrize("text", ["x = X[1]", "PE = ah.positional_encoding(3, 4)", "for h in range(n_heads):",
+                                  "masked = np.where(mask, scaled, -np.inf)", "hm_P2 == 3", "kv_of_head = k"])
+def test_the_patterns_pass_the_notation_itself(text):
+    assert not MASK_ADDED.search(text)
+    assert not any(p.search(text) for p in CODE_RULES.values())
