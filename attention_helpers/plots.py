@@ -19,8 +19,15 @@ import weakref
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import rcParams
 from matplotlib.axes import Axes
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.markers import TICKRIGHT
+from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import offset_copy
 
 __all__ = ["Heatmap", "Bars", "heatmap", "bar_chart", "vectors_2d", "describe", "set_description"]
 
@@ -76,7 +83,24 @@ class Heatmap:
         # The numbers sit inside their cells, so layout need not measure them.
         self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=9, in_layout=False)
                        for j in range(cols)] for i in range(rows)]
-        self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85) if colorbar else None
+        # The colour bar always shows the whole colour map (a fixed picture); update() only
+        # moves its ticks and labels (plain artists, cheap to redraw) to where the scale puts them.
+        self.colorbar = None
+        if colorbar:
+            whole_map = ScalarMappable(Normalize(0.0, 1.0), cmap=self.image.get_cmap())
+            self.colorbar = ax.figure.colorbar(whole_map, ax=ax, shrink=0.85, ticks=[])
+            bar = self.colorbar.ax
+            self.tick_marks = bar.add_artist(Line2D(
+                [], [], linestyle="none", marker=TICKRIGHT, markersize=rcParams["ytick.major.size"],
+                markeredgewidth=rcParams["ytick.major.width"], color=rcParams["ytick.color"],
+                transform=bar.transAxes, clip_on=False))
+            beside = offset_copy(bar.transAxes, ax.figure, units="points",
+                                 x=rcParams["ytick.major.size"] + rcParams["ytick.major.pad"])
+            colour = rcParams["ytick.labelcolor"]
+            colour = rcParams["ytick.color"] if colour == "inherit" else colour
+            self.tick_labels = [bar.text(1, 0, "", transform=beside, ha="left", va="center_baseline",
+                                         fontsize=rcParams["ytick.labelsize"], color=colour)
+                                for _ in range(10)]
         self.update(values)
 
     @property
@@ -84,13 +108,42 @@ class Heatmap:
         """What update() changes, in drawing order: the cells, the frame drawn over
         their edges, the numbers, and the colour bar when its scale follows the values."""
         cells = [self.image, *self.ax.spines.values(), *(t for row in self.texts for t in row)]
-        return cells + ([self.colorbar.ax] if self.colorbar and not self.fixed_limits else [])
+        ticks = [self.tick_marks, *self.tick_labels] if self.colorbar and not self.fixed_limits else []
+        return cells + ticks
 
     @property
     def limits(self) -> tuple[float, float]:
         """The values the colour scale spans, (low, high)."""
         lo, hi = self.image.get_clim()
         return float(lo), float(hi)
+
+    def colour_bar_ticks(self, low: float, high: float) -> tuple[list, list]:
+        """Where the colour bar's ticks go for the scale low..high (0..1 along the bar), and their
+        labels: round steps, with at most TICK_DECIMALS decimals (so a label is never longer than
+        the widest_tick_label of its scale)."""
+        finest = 10.0 ** -TICK_DECIMALS
+        if high - low < 2 * finest:  # (nearly) one value: one label, in the middle
+            middle = round((low + high) / 2, TICK_DECIMALS)
+            return [0.5], [_minus(f"{middle + 0.0:.{TICK_DECIMALS}f}".rstrip("0").rstrip("."))]
+        values = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+        if values[1] - values[0] < finest:  # finer than the decimals show: 0.01 apart
+            values = finest * np.arange(np.ceil(low / finest), np.floor(high / finest) + 1)
+        values = [v for v in values if low - 1e-9 * abs(low) <= v <= high + 1e-9 * abs(high)]
+        decimals = next(d for d in range(TICK_DECIMALS + 1)
+                        if all(abs(round(v, d) - v) <= 1e-9 * max(1.0, abs(v)) for v in values)
+                        or d == TICK_DECIMALS)
+        labels = [_minus(f"{v + 0.0:.{decimals}f}") for v in np.round(values, decimals)]
+        return [(v - low) / (high - low) for v in values], labels
+
+    def label_colour_bar(self, low: float, high: float) -> None:
+        """Put the colour bar's ticks and labels where the scale low..high puts them."""
+        positions, labels = self.colour_bar_ticks(low, high)
+        self.tick_marks.set_data([1.0] * len(positions), positions)
+        for k, text in enumerate(self.tick_labels):
+            text.set_visible(k < len(labels))
+            if k < len(labels):
+                text.set_position((1, positions[k]))
+                text.set_text(labels[k])
 
     def fix_limits(self, low: float, high: float) -> None:
         """Fix the colour scale to low..high: later updates keep it (and the layout) still."""
@@ -109,6 +162,8 @@ class Heatmap:
         if not self.fixed_limits:
             lo, hi = float(values.min()), float(values.max())
             self.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
+        if self.colorbar:
+            self.label_colour_bar(*self.limits)
         # dark text on the light (yellow) end of viridis, white on the dark end
         light = np.asarray(self.image.norm(values)) > 0.55
         for (i, j), v in np.ndenumerate(values):
@@ -137,6 +192,20 @@ class Heatmap:
 
     def __repr__(self) -> str:
         return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
+
+
+TICK_DECIMALS = 2  # colour-bar labels: 0.25, 1.5, 20
+
+
+def widest_tick_label(low: float, high: float) -> str:
+    """A label at least as wide as any colour-bar label of a scale within low..high
+    (digits are all equally wide): the sign, every integer digit, and the decimals."""
+    digits = len(str(int(max(abs(low), abs(high)))))
+    return _minus("-" + "8" * digits + "." + "8" * TICK_DECIMALS)
+
+
+def _minus(text: str) -> str:
+    return text.replace("-", "\N{MINUS SIGN}")  # the typographic minus, as matplotlib writes it
 
 
 def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> Heatmap:

@@ -11,10 +11,10 @@ The layout is solved once, so a move only redraws what moved: a bar chart
 keeps one value axis, fixed at the start to cover every value the sliders
 reach at their ends (so bars can be compared from move to move); a heatmap's
 colour scale follows its values (for contrast), with room kept beside its
-colour bar for the widest tick labels those ends give. A value beyond the
-axis, or a wider label, widens it and solves the layout again: nothing is
-clipped. The picture comes from _fastdraw.png, which redraws only what moved
-(tested equal to a full draw in tests/test_widgets.py).
+colour bar for the widest label the values at those ends can give. A value
+beyond the axis, or with more digits, widens it and solves the layout again:
+nothing is clipped. The picture comes from _fastdraw.png, which redraws only
+what moved (tested equal to a full draw in tests/test_widgets.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from . import _fastdraw
-from .plots import Bars, Heatmap, describe
+from .plots import Bars, Heatmap, describe, widest_tick_label
 
 __all__ = ["Panel", "matrix_sliders"]
 
@@ -98,15 +98,9 @@ class Panel:
         self.artists = [_make_view(view, next(axes), result) if view["kind"] != "text" else None
                         for view, result in zip(self.views, results)]
         extremes = self._extreme_results()
-        self._fix_scales(extremes)
+        self._fix_scales(extremes)  # bar charts: one value axis over the sliders' ends
+        self._widest = self._widest_labels(extremes)  # heatmaps: room for the widest colour-bar labels
         self._moving = [a for artist in self.artists if artist is not None for a in artist.moving]
-        # Free colour scales (a heatmap with a colour bar): the scale that gives the widest labels.
-        self._widest = {}  # heatmap -> (its scale with the widest labels, their width)
-        for k, artist in enumerate(self.artists):
-            if isinstance(artist, Heatmap) and artist.colorbar and not artist.fixed_limits:
-                self._widest[artist] = max(((lims, _label_width(artist, *lims))
-                                            for lims in (_value_range(r[k]) for r in extremes)),
-                                           key=lambda found: found[1])
         # The panel solves its layout itself (see _solve_layout); any other draw keeps it.
         self._layout = self.figure.get_layout_engine()
         self.figure.set_layout_engine("none")
@@ -244,24 +238,32 @@ class Panel:
                 changed = True
         return changed
 
+    def _widest_labels(self, many_results) -> dict:
+        """For each free colour bar: a label as wide as any its scale can give over `many_results`."""
+        widest = {}
+        for k, heat in enumerate(self.artists):
+            if isinstance(heat, Heatmap) and heat.colorbar and not heat.fixed_limits:
+                widest[heat] = widest_tick_label(*_value_range(*(r[k] for r in many_results)))
+        return widest
+
     def _widen_label_room(self) -> bool:
-        """True if a colour bar now has wider tick labels than the layout has room for."""
+        """True if a colour bar's scale now reaches values with more digits than the layout has room for."""
         wider = False
-        for heat, (_, width) in self._widest.items():
-            now = _label_width(heat)
-            if now > width:
-                self._widest[heat], wider = (heat.limits, now), True
+        for heat, label in self._widest.items():
+            now = widest_tick_label(*heat.limits)
+            if len(now) > len(label):
+                self._widest[heat], wider = now, True
         return wider
 
     def _solve_layout(self) -> None:
-        """Solve the layout with each free colour bar at its widest labels (then back)."""
-        now = {heat: heat.limits for heat in self._widest}
-        for heat, ((lo, hi), _) in self._widest.items():
-            heat.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
+        """Solve the layout with each free colour bar showing its widest label (then back)."""
+        for heat, label in self._widest.items():
+            heat.tick_labels[0].set_text(label)
+            heat.tick_labels[0].set_visible(True)
         self._layout.execute(self.figure)  # with everything in it; a second pass settles it
         self._layout.execute(self.figure)
-        for heat, (lo, hi) in now.items():
-            heat.image.set_clim(lo, hi)
+        for heat in self._widest:
+            heat.label_colour_bar(*heat.limits)
 
     # ---- what the notebook shows -----------------------------------------
     def _controls_box(self):
@@ -337,18 +339,6 @@ def _value_range(*results) -> tuple[float, float]:
     values = np.concatenate([np.ravel(np.asarray(r, dtype=float)) for r in results])
     values = values[np.isfinite(values)]
     return (float(values.min()), float(values.max())) if values.size else (np.inf, -np.inf)
-
-
-def _label_width(heat, *scale) -> int:
-    """Characters in the longest tick label of `heat`'s colour bar (on the scale low, high if given)."""
-    before = heat.image.get_clim()
-    if scale:
-        heat.image.set_clim(scale[0], scale[1] if scale[1] > scale[0] else scale[0] + 1e-9)
-    axis = heat.colorbar.ax.yaxis
-    width = max([len(t.get_text()) for t in axis.get_ticklabels()] + [len(axis.get_offset_text().get_text())])
-    if scale:
-        heat.image.set_clim(*before)
-    return width
 
 
 def _and(words) -> str:

@@ -158,7 +158,7 @@ const onScreen = (img) => {
         })));
 };
 window.__nextPicture = (scope) => new Promise((resolve, reject) => {
-    setTimeout(() => reject(new Error('no new picture within 20 s')), 20000);
+    setTimeout(() => reject(new Error('no new picture within 5 s')), 5000);
     watch(scope, (imgs, observer) => {
         if (imgs.length) { observer.disconnect(); onScreen(imgs[0]).then(resolve); }
     });
@@ -189,7 +189,8 @@ def hops(hop: dict) -> dict:
 
 
 def settle(page, scope, quiet_ms=120):
-    """Wait until the kernel is idle and the pictures have not changed for `quiet_ms`."""
+    """Wait until the kernel is idle and the pictures have not changed for `quiet_ms` (counted from now)."""
+    page.evaluate("() => { window.__settleView = null; }")
     page.wait_for_function(f"""scope => {{
         const v = window.__state(scope), now = performance.now();
         if (!window.__kernelIdle() || v !== window.__settleView) {{
@@ -236,13 +237,18 @@ def measure_moves(page, cell: int, moves: int, first: int = 0) -> list[dict]:
         # Right until the end, then left until the other end, and so on: a key at an end changes nothing.
         now, low, high = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin",
                                                                    "aria-valuemax"))
+        if high - low < 1e-9:
+            continue  # a slider with nowhere to go (e.g. 05's head slider while there is one head)
         key = keys.get(k % len(handles), "ArrowRight")
         if abs(now - high) < 1e-9 or abs(now - low) < 1e-9:
             key = "ArrowLeft" if abs(now - high) < 1e-9 else "ArrowRight"
         keys[k % len(handles)] = key
-        page.evaluate("scope => { window.__next = window.__nextPicture(scope); }", scope)
+        page.evaluate("scope => { window.__next = window.__nextPicture(scope).catch(() => null); }", scope)
         page.keyboard.press(key)
         picture = page.evaluate("() => window.__next")
+        if picture is None:  # the move changed nothing in the picture: not a latency to count
+            print(f"    (a move of slider {k % len(handles) + 1} changed no picture; not counted)")
+            continue
         results.append({"t": picture["t"], "hops": hops(picture["hop"])})
     settle(page, scope)
     return results
@@ -265,11 +271,15 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
     for _ in range(presses):
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(gap_ms)
-    settle(page, scope)
+    settle(page, scope, quiet_ms=500)  # the last update may wait in the page for the one before
     pictures = page.evaluate("() => window.__pictures")
     final = page.evaluate("scope => window.__view(scope)", scope)
-    for key in ("ArrowRight", "ArrowLeft"):  # one step away and back: the last value drawn on its own
+    at_top = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+    for key in (("ArrowLeft", "ArrowRight") if at_top else ("ArrowRight", "ArrowLeft")):
+        # one step away and back, each waited for: the last value drawn on its own
+        page.evaluate("scope => { window.__next = window.__nextPicture(scope).catch(() => null); }", scope)
         page.keyboard.press(key)
+        page.evaluate("() => window.__next")
         settle(page, scope)
     again = page.evaluate("scope => window.__view(scope)", scope)
     rate = len(pictures) / (pictures[-1]["t"] / 1000) if pictures else 0.0
@@ -302,6 +312,11 @@ def row(name, moves, dragged=None) -> dict:
             "moves": len(times)}
 
 
+def machine() -> str:
+    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    return f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}{load}"
+
+
 def print_tables(rows, baseline, floor, args, seconds) -> None:
     print(f"\n<!-- {len(rows)} panels, {args.moves} moves each; measured in {seconds:.0f} s -->")
     print("| panel | sliders | p50 | p95 | drag: pictures/s | drag: last picture = last value |")
@@ -331,7 +346,12 @@ def main(argv=None) -> int:
                         help="notebook numbers to measure, e.g. 00 03 (default: all)")
     parser.add_argument("--moves", type=int, default=30, help="key presses per panel (default 30)")
     parser.add_argument("--no-drag", action="store_true", help="skip the drags")
+    parser.add_argument("--no-echo", action="store_true",
+                        help="run the kernels with JUPYTER_WIDGETS_ECHO=0 (ipywidgets does not echo each "
+                             "slider value back to the page), to measure what the echo costs")
     args = parser.parse_args(argv)
+    if args.no_echo:
+        os.environ["JUPYTER_WIDGETS_ECHO"] = "0"  # inherited by JupyterLab and its kernels
     if find_chromium() is None:
         print("no Chromium: install it (apt-get install chromium) or set CHROMIUM_PATH", file=sys.stderr)
         return 2
@@ -342,8 +362,7 @@ def main(argv=None) -> int:
             print(f"no notebook numbered {args.notebooks}", file=sys.stderr)
             return 2
 
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "")
+    print(machine(), flush=True)
     started = time.monotonic()
     half = max(1, args.moves // 2)
     reference = {"baseline": [], "floor": []}
@@ -390,9 +409,11 @@ def main(argv=None) -> int:
                    reference["baseline"], drags.get("baseline"))
     floor = row("floor: pre-drawn pictures, same slider and image widgets", reference["floor"],
                 drags.get("floor"))
+    print(f"\n{machine()} (at the end)")
     print_tables(rows, baseline, floor, args, time.monotonic() - started)
     print(f"\nproduced by: python benchmarks/slider_latency.py --moves {args.moves}"
-          + (f" --notebooks {' '.join(args.notebooks)}" if args.notebooks else ""))
+          + (f" --notebooks {' '.join(args.notebooks)}" if args.notebooks else "")
+          + (" --no-echo" if args.no_echo else ""))
     return 0
 
 

@@ -2,9 +2,11 @@
 
 For each notebook: open it, Run All, no cell shows an error (except cells
 tagged raises-exception) and the browser console shows none; then every
-slider goes to its top end, its bottom end and back, and each move must
-change the picture bound to it (and coming back must restore it exactly)
-without the kernel printing a warning or a traceback. A screenshot per
+panel is operated with the keyboard alone: Tab reaches each slider in turn
+(each with a visible label), End, Home and the arrow keys move it to its top
+end, its bottom end and back, and each move must change the picture bound to
+it (and coming back must restore it exactly) without the kernel printing a
+warning or a traceback. A screenshot per
 notebook lands in test-artifacts/screenshots/.
 
 Run only these with `python -m pytest -m browser`, skip them with -m "not browser".
@@ -138,41 +140,70 @@ def _name(handle) -> str:
     }""")
 
 
-def exercise_sliders(page) -> tuple[int, list[str]]:
-    """Move every slider to its top end, its bottom end and back; return (sliders, problems).
+# A slider's label: there, with text, and taking up room on the screen.
+_LABELLED = """h => { const l = h.closest('.widget-slider')?.querySelector('.widget-label');
+    return !!l && l.textContent.trim() !== '' && l.offsetWidth > 0 && l.offsetHeight > 0; }"""
 
-    Each move that changes the value must change the picture; back at the
-    start value the picture must be exactly the first one (no stale redraw).
+
+def _tab_to(page, handle, presses: int = 4) -> bool:
+    """Press Tab (at most `presses` times) until `handle` has the focus."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if handle.evaluate("h => document.activeElement === h"):
+            return True
+    return False
+
+
+def exercise_sliders(page) -> tuple[int, list[str]]:
+    """Operate every panel with the keyboard alone; return (sliders, problems).
+
+    From the top of a panel's output, Tab must reach each slider in order, and
+    each must have a visible label. End, Home and the arrow keys move it to its
+    top end, its bottom end and back: each move that changes the value must
+    change the picture; back at the start value the picture must be exactly the
+    first one (no stale redraw).
     """
-    handles = page.query_selector_all(".jp-Notebook .jp-OutputArea .noUi-handle")
+    problems, n = [], 0
+    for scope in page.query_selector_all(".jp-Notebook .jp-OutputArea:has(.noUi-handle)"):
+        # Where a student's Tab starts: the top of the panel (as after clicking beside it).
+        scope.evaluate("s => { s.tabIndex = -1; s.scrollIntoView({block: 'start'}); s.focus(); }")
+        for handle in scope.query_selector_all(".noUi-handle"):
+            if handle.get_attribute("aria-disabled") == "true":
+                continue
+            n += 1
+            name = _name(handle)
+            if not handle.evaluate(_LABELLED):
+                problems.append(f"{name}: no visible label")
+            if not _tab_to(page, handle):
+                problems.append(f"{name}: Tab does not reach it from the slider before")
+                handle.focus()  # so its keys are still tested
+            problems += _move_with_keys(page, handle, name)
+    return n, problems
+
+
+def _move_with_keys(page, handle, name) -> list[str]:
     problems = []
-    for handle in handles:
-        if handle.get_attribute("aria-disabled") == "true":
-            continue
-        name = _name(handle)
-        handle.scroll_into_view_if_needed()
-        handle.focus()
-        # noUiSlider's own API: the exact value (aria-valuenow is rounded), the step and the range.
-        slider = handle.evaluate("""h => { const s = h.closest('.noUi-target').noUiSlider;
-            return {value: Number(s.get(true)), step: s.options.step, min: s.options.range.min}; }""")
-        steps = (slider["value"] - slider["min"]) / slider["step"]
-        start_value, start = handle.get_attribute("aria-valuenow"), _settle(page, handle)
-        top_value, top = _press(page, handle, "End")
-        bottom_value, bottom = _press(page, handle, "Home")
-        for key, value_before, value, before, after in (("End", start_value, top_value, start, top),
-                                                        ("Home", top_value, bottom_value, top, bottom)):
-            if value != value_before and after == before:
-                problems.append(f"{name}: the picture did not change after {key} ({value_before} -> {value})")
-        # Back to where it started, one step at a time, as fast as keys go: the
-        # kernel sees only some of the steps, but must end on the last one.
-        for _ in range(round(steps)):
-            page.keyboard.press("ArrowRight")
-        back = _settle(page, handle)
-        if back != start and abs(steps - round(steps)) < 1e-6:  # (a start between steps can't be reached)
-            problems.append(f"{name}: back at {start_value}, the picture is not the one it started with "
-                            f"(slider shows {handle.get_attribute('aria-valuenow')}; a stale redraw?)")
-        print(f"  {name}: {start_value} -> {top_value} -> {bottom_value} -> back")
-    return len(handles), problems
+    # noUiSlider's own API: the exact value (aria-valuenow is rounded), the step and the range.
+    slider = handle.evaluate("""h => { const s = h.closest('.noUi-target').noUiSlider;
+        return {value: Number(s.get(true)), step: s.options.step, min: s.options.range.min}; }""")
+    steps = (slider["value"] - slider["min"]) / slider["step"]
+    start_value, start = handle.get_attribute("aria-valuenow"), _settle(page, handle)
+    top_value, top = _press(page, handle, "End")
+    bottom_value, bottom = _press(page, handle, "Home")
+    for key, value_before, value, before, after in (("End", start_value, top_value, start, top),
+                                                    ("Home", top_value, bottom_value, top, bottom)):
+        if value != value_before and after == before:
+            problems.append(f"{name}: the picture did not change after {key} ({value_before} -> {value})")
+    # Back to where it started, one step at a time, as fast as keys go: the
+    # kernel sees only some of the steps, but must end on the last one.
+    for _ in range(round(steps)):
+        page.keyboard.press("ArrowRight")
+    back = _settle(page, handle)
+    if back != start and abs(steps - round(steps)) < 1e-6:  # (a start between steps can't be reached)
+        problems.append(f"{name}: back at {start_value}, the picture is not the one it started with "
+                        f"(slider shows {handle.get_attribute('aria-valuenow')}; a stale redraw?)")
+    print(f"  {name}: {start_value} -> {top_value} -> {bottom_value} -> back")
+    return problems
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

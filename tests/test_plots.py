@@ -84,6 +84,38 @@ def test_vectors_2d_labels_each_vector():
         ah.vectors_2d({"q": [1, 2, 3]})
 
 
+@pytest.mark.parametrize("low, high", [(-0.98, 0.82), (0.0, 1.0), (5.0, 20.0), (-192.0, 288.0),
+                                       (0.013, 0.047)])
+def test_colour_bar_ticks_sit_where_their_labels_say(low, high):
+    hm = ah.heatmap([[low, high]])
+    positions, labels = hm.colour_bar_ticks(low, high)
+    values = [float(label.replace("\N{MINUS SIGN}", "-")) for label in labels]
+    assert len(values) >= 3 and all(0 <= p <= 1 for p in positions)
+    assert values == sorted(values) and len(set(labels)) == len(labels)
+    for p, v in zip(positions, values):  # each label is the value at its height, to its printed digits
+        assert abs(low + p * (high - low) - v) <= 0.5 * 10 ** -len(labels[0].partition(".")[2])
+
+
+def test_a_constant_heatmap_gets_one_colour_bar_label():
+    hm = ah.heatmap(np.full((2, 2), -1.5))
+    assert [t.get_text() for t in hm.tick_labels if t.get_visible()] == ["\N{MINUS SIGN}1.5"]
+    assert hm.colour_bar_ticks(0.013, 0.0141) == ([0.5], ["0.01"])  # narrower than 0.01: one label
+
+
+@pytest.mark.parametrize("low, high", [(-0.98, 0.82), (5.0, 20.0), (-192.0, 288.0), (0.013, 0.047),
+                                       (-0.3, 0.9), (1234.5, 1300.0)])
+def test_no_colour_bar_label_is_wider_than_the_widest_one_its_scale_allows(low, high):
+    from attention_helpers.plots import widest_tick_label
+
+    hm = ah.heatmap([[low, high]])
+    renderer, font = hm.ax.figure.canvas.get_renderer(), hm.tick_labels[0].get_fontproperties()
+    width = lambda s: renderer.get_text_width_height_descent(s, font, ismath=False)[0]  # noqa: E731
+    widest = width(widest_tick_label(low, high))
+    for lo in np.linspace(low, high, 7):  # and every narrower scale inside it
+        for hi in np.linspace(lo, high, 5)[1:]:
+            assert max(map(width, hm.colour_bar_ticks(lo, hi)[1])) <= widest, (lo, hi)
+
+
 @pytest.mark.parametrize("fmt, negative_zero, shown", [
     (".3f", -4e-4, "0.000"), (".2f", -0.0, "0.00"), (".1e", -0.0, "0.0e+00"), (".1%", -1e-5, "0.0%"),
 ])

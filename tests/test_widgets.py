@@ -62,9 +62,11 @@ def full_draw(panel) -> np.ndarray:
 
 
 def numbers(panel) -> list:
-    """The numbers written in the panel's heatmap cells and on its bars."""
-    return [t for a in panel.artists if a is not None
-            for t in (a.texts if isinstance(a, ah.Bars) else [t for row in a.texts for t in row])]
+    """The numbers written in the panel's heatmap cells, beside its colour bars and on its bars."""
+    texts = [t for a in panel.artists if a is not None
+             for t in (a.texts if isinstance(a, ah.Bars) else
+                       [t for row in a.texts for t in row] + (a.tick_labels if a.colorbar else []))]
+    return [t for t in texts if t.get_visible() and t.get_text()]
 
 
 def assert_same_picture(panel, live: np.ndarray, full: np.ndarray):
