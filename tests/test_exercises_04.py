@@ -75,7 +75,7 @@ def _global_max(x):
     (_no_shift, "exp(800) overflows to inf"),
     (_column_max, "subtracted each column's maximum"),
     (_no_keepdims, "pass keepdims=True"),
-    (_global_max, "maximum of the whole array (x.max())"),
+    (_global_max, "maximum of the whole array (S.max())"),
 ])
 def test_softmax_mistakes_get_their_hint(wrong, fragment):
     check = checks.check_stable_softmax(wrong)

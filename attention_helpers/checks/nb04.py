@@ -12,13 +12,14 @@ from ._mistakes import softmax_mistakes
 
 @checker
 def check_softmax(fn) -> Check:
-    """Check a learner's row-wise softmax `fn(x)` on small and on huge scores."""
+    """Check a learner's row-wise softmax `fn(S)` (S: scores, one query per row, as in
+    notebook 04) on small and on huge scores."""
     small = np.array([[3.2, 4.0, 1.0, 6.2, 8.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
     huge = np.array([[800.0, 799.0, 790.0]])
     out, err = call(fn, small.copy())
     if err is not None:
         return err
-    check = compare(out, core.softmax(small), name="softmax(x)", mistakes=softmax_mistakes(np.exp(small)))
+    check = compare(out, core.softmax(small), name="softmax(S)", mistakes=softmax_mistakes(np.exp(small)))
     if not check:
         return check
     out, err = call(fn, huge.copy())
@@ -26,7 +27,7 @@ def check_softmax(fn) -> Check:
         return err
     check = compare(out, core.softmax(huge), name="softmax([800, 799, 790])", mistakes={
         "exp(800) overflows to inf, so you get nan: subtract each row's maximum before exp "
-        "(x - x.max(axis=-1, keepdims=True)).": None,
+        "(S - S.max(axis=-1, keepdims=True)).": None,
     })
     if not check:
         return check
@@ -35,7 +36,7 @@ def check_softmax(fn) -> Check:
 
 
 _KEEPDIMS_HINT = (
-    "x.max(axis=-1) and e.sum(axis=-1) have shape (rows,) and do not line up with x of shape "
+    "S.max(axis=-1) and E.sum(axis=-1) have shape (rows,) and do not line up with S of shape "
     "(rows, columns); pass keepdims=True so they have shape (rows, 1) and each row uses its own value."
 )
 
@@ -58,9 +59,9 @@ def check_stable_softmax(fn) -> Check:
         **softmax_mistakes(s),
         "you subtracted each column's maximum (axis=0), which shifts the entries of a row "
         "by different amounts; shift each row by its own maximum: "
-        "x.max(axis=-1, keepdims=True).": c / c.sum(axis=-1, keepdims=True),
+        "S.max(axis=-1, keepdims=True).": c / c.sum(axis=-1, keepdims=True),
     }
-    first = compare(out, core.softmax(small), name="softmax(x)", mistakes=mistakes)
+    first = compare(out, core.softmax(small), name="softmax(S)", mistakes=mistakes)
     if first.kind == "mistake":
         return first
     check = check_softmax(fn)
@@ -72,9 +73,9 @@ def check_stable_softmax(fn) -> Check:
         return err
     check = compare(out, core.softmax(mixed), name="softmax of the rows [1000, 999, 990] and [0, 1, 2]",
                     mistakes={
-        "a row came out nan: you subtracted the maximum of the whole array (x.max()), so the row "
+        "a row came out nan: you subtracted the maximum of the whole array (S.max()), so the row "
         "[0, 1, 2], 1000 below it, underflows to 0 / 0. Shift each row by its own maximum: "
-        "x.max(axis=-1, keepdims=True).": None,
+        "S.max(axis=-1, keepdims=True).": None,
     })
     if not check:
         return check
