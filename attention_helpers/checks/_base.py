@@ -16,7 +16,8 @@ The API that every checker module (nb00.py, nb01.py, ...) builds on:
   finite"), "transposed", "wrong_shape" or "wrong_value".
 - `call(fn, *args) -> (result, None) or (None, failed Check)`: runs a learner's
   function; an error becomes a Check of kind "raised" (or "not_callable").
-- `shape_answer(name, answer) -> tuple of ints or failed Check`.
+- `shape_answer(name, answer) -> tuple of ints or failed Check`;
+  `number_answer(name, answer) -> float or failed Check`.
 - `@checker`: wrap every public `check_…` function with it. In grading mode
   a failed check raises AssertionError with its text, so that a check cell is
   an autograder test (nbgrader); checkers that call other checkers still get
@@ -134,6 +135,16 @@ def shape_answer(name, answer):
     except (TypeError, ValueError):
         return wrong(f"write the shape as a tuple of two whole numbers (rows, columns), "
                      f"for example (2, 3); got {answer!r}.", kind="wrong_type")
+
+
+def number_answer(name, answer):
+    """A numeric answer as a float, or the Check that says what is wrong with it."""
+    if answer is None or answer is Ellipsis:
+        return empty(name)
+    try:
+        return float(answer)
+    except (TypeError, ValueError):
+        return wrong(f"{name} should be one whole number, got {answer!r}.", kind="not_numbers")
 
 
 def call(fn, *args):

@@ -54,22 +54,17 @@ def check_qkv(fn) -> Check:
     d_v=3 follows, to check the shapes.
     """
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(3, 3))
-    Ws = {name: rng.normal(size=(3, 3)) for name in ("W_Q", "W_K", "W_V")}
-    out, err = call(fn, X.copy(), *(W.copy() for W in Ws.values()))
-    if err is not None:
-        return err
-    check = _check_qkv_output(out, X, Ws)
-    if not check:
-        return check
-    X = rng.normal(size=(3, 4))
-    Ws = {"W_Q": rng.normal(size=(4, 2)), "W_K": rng.normal(size=(4, 2)), "W_V": rng.normal(size=(4, 3))}
-    out, err = call(fn, X.copy(), *(W.copy() for W in Ws.values()))
-    if err is not None:
-        return err
-    check = _check_qkv_output(out, X, Ws)
-    if not check:
-        return check
+    square = (3, 3), {"W_Q": (3, 3), "W_K": (3, 3), "W_V": (3, 3)}
+    rectangular = (3, 4), {"W_Q": (4, 2), "W_K": (4, 2), "W_V": (4, 3)}  # d_model, d_k, d_v all differ
+    for x_shape, w_shapes in (square, rectangular):
+        X = rng.normal(size=x_shape)
+        Ws = {name: rng.normal(size=shape) for name, shape in w_shapes.items()}
+        out, err = call(fn, X.copy(), *(W.copy() for W in Ws.values()))
+        if err is not None:
+            return err
+        check = _check_qkv_output(out, X, Ws)
+        if not check:
+            return check
     return right("Q = X·W_Q, K = X·W_K, V = X·W_V. With X (3, 4), W_Q and W_K (4, 2) and "
                  "W_V (4, 3) you get Q (3, 2), K (3, 2) and V (3, 3).")
 

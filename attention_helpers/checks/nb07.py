@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ._base import Check, call, checker, compare, empty, right, wrong
+from ._base import Check, call, checker, compare, empty, number_answer, right, wrong
 
 
 def _rotate(pair, angle):
@@ -83,12 +83,9 @@ def check_same_score_position(answer, query_position, key_position, new_query_po
     """Check the key position that gives a query at new_query_position the same RoPE score."""
     gap = query_position - key_position
     expected = new_query_position - gap
-    if answer is None or answer is Ellipsis:
-        return empty("my_key_position")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        return wrong(f"my_key_position should be one whole number, got {answer!r}.", kind="not_numbers")
+    value = number_answer("my_key_position", answer)
+    if isinstance(value, Check):
+        return value
     if value == expected:
         return right(f"{expected}: the score depends only on the distance m − n = {gap}, so the key sits "
                      f"{gap} places before the query again.")

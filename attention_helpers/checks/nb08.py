@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Check, call, checker, compare, empty, right, wrong
+from ._base import Check, call, checker, compare, number_answer, right, wrong
 
 _EPS = 1e-6
 
@@ -19,12 +19,9 @@ def check_block_params(answer, d_model, d_ff) -> Check:
     (d_model × d_model each), W_1 (d_model × d_ff), W_2 (d_ff × d_model) and two RMSNorm gains."""
     attention, ffn, gains = 4 * d_model * d_model, 2 * d_model * d_ff, 2 * d_model
     expected = attention + ffn + gains
-    if answer is None or answer is Ellipsis:
-        return empty("my_block_params")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        return wrong(f"my_block_params should be one whole number, got {answer!r}.", kind="not_numbers")
+    value = number_answer("my_block_params", answer)
+    if isinstance(value, Check):
+        return value
     if value == expected:
         return right(f"{expected:,} weights: {attention:,} in attention, {ffn:,} in the feed-forward "
                      f"block and {gains:,} in the two gains.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ._base import Check, call, checker, compare, empty, right, wrong
+from ._base import Check, call, checker, compare, empty, number_answer, right, wrong
 
 _SCORES = np.array([3.2, 6.2, 4.0, 1.0, 8.0, 2.0])  # block 2's maximum is below block 1's
 _VALUES = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0], [0.0, 2.0], [1.0, -1.0]])
@@ -82,12 +82,9 @@ def check_causal_tiles(answer, n_tokens, block) -> Check:
     """Check the number of tiles a causal tiled attention computes (tiles above the diagonal skipped)."""
     g = -(-n_tokens // block)  # blocks per side
     expected = g * (g + 1) // 2
-    if answer is None or answer is Ellipsis:
-        return empty("my_tiles")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        return wrong(f"my_tiles should be one whole number, got {answer!r}.", kind="not_numbers")
+    value = number_answer("my_tiles", answer)
+    if isinstance(value, Check):
+        return value
     if value == expected:
         return right(f"{expected:,} of the {g * g:,} tiles: the {g} on the diagonal and every one below it.")
     hints = {
