@@ -17,7 +17,9 @@ The API that every checker module (nb00.py, nb01.py, ...) builds on:
 - `call(fn, *args) -> (result, None) or (None, failed Check)`: runs a learner's
   function; an error becomes a Check of kind "raised" (or "not_callable").
 - `shape_answer(name, answer) -> tuple of ints or failed Check`;
-  `number_answer(name, answer) -> float or failed Check`.
+  `number_answer(name, answer) -> float or failed Check`;
+  `compare_number(answer, expected, name=, mistakes={value: hint}, success=, otherwise=)`
+  for exercises whose answer is one number.
 - `@checker`: wrap every public `check_…` function with it. In grading mode
   a failed check raises AssertionError with its text, so that a check cell is
   an autograder test (nbgrader); checkers that call other checkers still get
@@ -145,6 +147,19 @@ def number_answer(name, answer):
         return float(answer)
     except (TypeError, ValueError):
         return wrong(f"{name} should be one whole number, got {answer!r}.", kind="not_numbers")
+
+
+def compare_number(answer, expected, *, name, mistakes, success, otherwise):
+    """Check a numeric answer: `success` if it equals `expected`, the hint of the
+    first entry of `mistakes` ({wrong value: hint}) it equals, else `otherwise(value)`."""
+    value = number_answer(name, answer)
+    if isinstance(value, Check):
+        return value
+    if value == expected:
+        return right(success)
+    if value in mistakes:
+        return wrong(mistakes[value], kind="mistake")
+    return wrong(otherwise(value))
 
 
 def call(fn, *args):

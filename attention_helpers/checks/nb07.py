@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ._base import Check, call, checker, compare, empty, number_answer, right, wrong
+from ._base import Check, call, checker, compare, compare_number, empty, wrong
 
 
 def _rotate(pair, angle):
@@ -83,20 +83,16 @@ def check_same_score_position(answer, query_position, key_position, new_query_po
     """Check the key position that gives a query at new_query_position the same RoPE score."""
     gap = query_position - key_position
     expected = new_query_position - gap
-    value = number_answer("my_key_position", answer)
-    if isinstance(value, Check):
-        return value
-    if value == expected:
-        return right(f"{expected}: the score depends only on the distance m − n = {gap}, so the key sits "
-                     f"{gap} places before the query again.")
-    hints = {
-        new_query_position + gap: f"the query must stay {gap} places *after* the key, as it was "
-                                  f"({query_position} − {key_position} = {gap}): subtract the distance.",
-        gap: "that is the distance m − n; the exercise asks for the key's position.",
-        key_position: "with the key where it was, the distance changes, and with it the score: keep "
-                      "m − n the same.",
-    }
-    if value in hints:
-        return wrong(hints[value], kind="mistake")
-    return wrong(f"with the query at {new_query_position} and the key at {answer}, the distance is "
-                 f"{new_query_position - value:g}, not {gap}.")
+    return compare_number(
+        answer, expected, name="my_key_position",
+        success=f"{expected}: the score depends only on the distance m − n = {gap}, so the key sits "
+                f"{gap} places before the query again.",
+        mistakes={
+            new_query_position + gap: f"the query must stay {gap} places *after* the key, as it was "
+                                      f"({query_position} − {key_position} = {gap}): subtract the distance.",
+            gap: "that is the distance m − n; the exercise asks for the key's position.",
+            key_position: "with the key where it was, the distance changes, and with it the score: keep "
+                          "m − n the same.",
+        },
+        otherwise=lambda value: f"with the query at {new_query_position} and the key at {value:g}, the "
+                                f"distance is {new_query_position - value:g}, not {gap}.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Check, call, checker, compare, number_answer, right, wrong
+from ._base import Check, call, checker, compare, compare_number
 
 _EPS = 1e-6
 
@@ -19,29 +19,25 @@ def check_block_params(answer, d_model, d_ff) -> Check:
     (d_model × d_model each), W_1 (d_model × d_ff), W_2 (d_ff × d_model) and two RMSNorm gains."""
     attention, ffn, gains = 4 * d_model * d_model, 2 * d_model * d_ff, 2 * d_model
     expected = attention + ffn + gains
-    value = number_answer("my_block_params", answer)
-    if isinstance(value, Check):
-        return value
-    if value == expected:
-        return right(f"{expected:,} weights: {attention:,} in attention, {ffn:,} in the feed-forward "
-                     f"block and {gains:,} in the two gains.")
-    hints = {
-        attention + ffn: "the two RMSNorm gains (d_model numbers each) are weights too.",
-        3 * d_model * d_model + ffn + gains: "attention has four matrices: W_Q, W_K, W_V and the output "
-                                             "projection W_O.",
-        attention + d_model * d_ff + gains: "the feed-forward block has two matrices: W_1 expands "
-                                            "(d_model × d_ff), W_2 projects back (d_ff × d_model).",
-        attention + ffn + 4 * d_model: "this block uses RMSNorm: a gain and no bias β, so d_model numbers "
-                                       "per norm.",
-        attention + ffn + d_model: "there are two norms in a pre-norm block, one before attention and one "
-                                   "before the feed-forward block.",
-        attention: "that is attention alone; add the feed-forward block and the gains.",
-        ffn: "that is the feed-forward block alone; add attention and the gains.",
-    }
-    if value in hints:
-        return wrong(hints[value], kind="mistake")
-    return wrong(f"{value:,.0f} is not it yet: add up the sizes of W_Q, W_K, W_V, W_O, W_1, W_2 and the two "
-                 "gains (rows × columns for each matrix).")
+    return compare_number(
+        answer, expected, name="my_block_params",
+        success=f"{expected:,} weights: {attention:,} in attention, {ffn:,} in the feed-forward "
+                f"block and {gains:,} in the two gains.",
+        mistakes={
+            attention + ffn: "the two RMSNorm gains (d_model numbers each) are weights too.",
+            3 * d_model * d_model + ffn + gains: "attention has four matrices: W_Q, W_K, W_V and the output "
+                                                 "projection W_O.",
+            attention + d_model * d_ff + gains: "the feed-forward block has two matrices: W_1 expands "
+                                                "(d_model × d_ff), W_2 projects back (d_ff × d_model).",
+            attention + ffn + 4 * d_model: "this block uses RMSNorm: a gain and no bias β, so d_model "
+                                           "numbers per norm.",
+            attention + ffn + d_model: "there are two norms in a pre-norm block, one before attention and "
+                                       "one before the feed-forward block.",
+            attention: "that is attention alone; add the feed-forward block and the gains.",
+            ffn: "that is the feed-forward block alone; add attention and the gains.",
+        },
+        otherwise=lambda value: f"{value:,.0f} is not it yet: add up the sizes of W_Q, W_K, W_V, W_O, W_1, "
+                                "W_2 and the two gains (rows × columns for each matrix).")
 
 
 @checker

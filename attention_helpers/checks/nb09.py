@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ._base import Check, call, checker, compare, empty, number_answer, right, wrong
+from ._base import Check, call, checker, compare, compare_number, empty, right, wrong
 
 _SCORES = np.array([3.2, 6.2, 4.0, 1.0, 8.0, 2.0])  # block 2's maximum is below block 1's
 _VALUES = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0], [0.0, 2.0], [1.0, -1.0]])
@@ -82,22 +82,18 @@ def check_causal_tiles(answer, n_tokens, block) -> Check:
     """Check the number of tiles a causal tiled attention computes (tiles above the diagonal skipped)."""
     g = -(-n_tokens // block)  # blocks per side
     expected = g * (g + 1) // 2
-    value = number_answer("my_tiles", answer)
-    if isinstance(value, Check):
-        return value
-    if value == expected:
-        return right(f"{expected:,} of the {g * g:,} tiles: the {g} on the diagonal and every one below it.")
-    hints = {
-        g * g: "that is every tile of the grid: the causal mask hides the tiles wholly above the diagonal, "
-               "and they are skipped.",
-        g * (g - 1) // 2: "you left out the diagonal tiles: they are half visible, so they are computed.",
-        g * g / 2: "half the grid is not enough: the tiles on the diagonal are computed whole.",
-        n_tokens * (n_tokens + 1) // 2: f"that counts scores, not tiles: count blocks of {block} × {block} "
-                                        "scores.",
-        g: "that is the number of blocks along one side; count the tiles of the grid on or below "
-           "the diagonal.",
-    }
-    if value in hints:
-        return wrong(hints[value], kind="mistake")
-    return wrong(f"{answer} is not it yet: with {g} blocks per side, row of tiles r (counting from 1) "
-                 "computes r tiles; add them up.")
+    return compare_number(
+        answer, expected, name="my_tiles",
+        success=f"{expected:,} of the {g * g:,} tiles: the {g} on the diagonal and every one below it.",
+        mistakes={
+            g * g: "that is every tile of the grid: the causal mask hides the tiles wholly above the "
+                   "diagonal, and they are skipped.",
+            g * (g - 1) // 2: "you left out the diagonal tiles: they are half visible, so they are computed.",
+            g * g / 2: "half the grid is not enough: the tiles on the diagonal are computed whole.",
+            n_tokens * (n_tokens + 1) // 2: f"that counts scores, not tiles: count blocks of {block} × "
+                                            f"{block} scores.",
+            g: "that is the number of blocks along one side; count the tiles of the grid on or below "
+               "the diagonal.",
+        },
+        otherwise=lambda value: f"{value:g} is not it yet: with {g} blocks per side, row of tiles r "
+                                "(counting from 1) computes r tiles; add them up.")
