@@ -3,11 +3,16 @@
     png(figure, moving, fresh=False) -> PNG bytes
 
 gives the same picture as drawing the whole figure (tests/test_widgets.py
-checks it within a pixel), faster: the parts that never move (axes, tick
-labels, titles, colour bars) are drawn once and saved; a slider move puts the
-saved picture back and draws only the `moving` artists over it
-(matplotlib's "blitting"). Numbers are pasted from pictures typeset once
-(`_Stamps`), and the PNG is encoded at a fast compression level.
+checks it within a pixel), faster:
+
+- the parts that never move (axes, tick labels, titles, colour bars) are drawn
+  once and saved; a slider move puts the saved picture back and draws only the
+  `moving` artists over it (matplotlib's "blitting");
+- a heatmap's cells are coloured by table lookup: which cell each pixel shows
+  is learned once per layout (`_Cells`), so a move only looks up colours;
+- numbers are pasted from pictures typeset once (`_Stamps`);
+- the PNG is written without row filters at zlib level 1 (`_encode`).
+
 Pass fresh=True after changing anything outside `moving` (the layout, a title).
 The README's performance section says what each trick saves, and how it was measured.
 """
@@ -15,44 +20,108 @@ The README's performance section says what each trick saves, and how it was meas
 from __future__ import annotations
 
 import contextlib
-import io
+import struct
 import weakref
+import zlib
 
 import matplotlib as mpl
 import numpy as np
-import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.text import Text
 
 __all__ = ["png"]
 
-_backgrounds = weakref.WeakKeyDictionary()  # figure -> its saved picture without the moving artists
+_saved = weakref.WeakKeyDictionary()  # figure -> _Saved, or None when it must be drawn afresh
+
+
+class _Saved:
+    """What one layout of a figure lets a move reuse."""
+
+    def __init__(self, background):
+        self.background = background  # the picture without the moving artists
+        self.cells = {}  # image -> _Cells (or None: draw it the ordinary way)
+        self.anchors = {}  # text -> (its position, where that puts it in pixels)
 
 
 def png(figure, moving, fresh=False) -> bytes:
     """The figure as PNG bytes, redrawing only `moving` over a saved picture of the rest
     (drawn afresh if `fresh`), with the layout as it is."""
     canvas = figure.canvas
-    if figure not in _backgrounds:  # first call: forget the picture whenever anything draws the figure
-        canvas.mpl_connect("draw_event", lambda event: _backgrounds.__setitem__(event.canvas.figure, None))
-        _backgrounds[figure] = None
-    if fresh:
-        _backgrounds[figure] = None
-    if _backgrounds[figure] is None:
+    if figure not in _saved:  # first call: forget the picture whenever anything draws the figure
+        canvas.mpl_connect("draw_event", lambda event: _saved.__setitem__(event.canvas.figure, None))
+        _saved[figure] = None
+    saved = None if fresh else _saved[figure]
+    if saved is None:
         with _frozen_layout(figure), _hidden(moving):
             canvas.draw()
-        _backgrounds[figure] = canvas.copy_from_bbox(figure.bbox)
+        saved = _saved[figure] = _Saved(canvas.copy_from_bbox(figure.bbox))
     else:
-        canvas.restore_region(_backgrounds[figure])
+        canvas.restore_region(saved.background)
+    renderer = canvas.get_renderer()
     for artist in moving:
         if isinstance(artist, Text):
-            _STAMPS.paste(artist, canvas)
+            _STAMPS.paste(artist, canvas, saved.anchors)
+        elif isinstance(artist, AxesImage) and artist.get_visible():
+            if artist not in saved.cells:
+                saved.cells[artist] = _Cells.learn(artist, renderer)
+            if saved.cells[artist] is None:
+                figure.draw_artist(artist)
+            else:
+                saved.cells[artist].draw(artist, renderer)
         else:
             figure.draw_artist(artist)
-    buffer = io.BytesIO()  # compression level 1 of 9: a little bigger, several times faster
-    PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
-    return buffer.getvalue()
+    return _encode(np.asarray(canvas.buffer_rgba()), opaque=_opaque(figure))
+
+
+class _Cells:
+    """A heatmap's cells drawn by table lookup.
+
+    matplotlib draws an image by resampling its matrix to the pixels of its
+    Axes (about a millisecond for a small heatmap). With nearest-neighbour
+    sampling every pixel shows one cell, and which cell depends only on the
+    layout. So the image is drawn once with each cell's number as its colour;
+    from then on a move colours the cells (norm and colour map, as matplotlib
+    does) and looks up each pixel's colour by its cell number.
+    """
+
+    def __init__(self, index, left, bottom):
+        self.index, self.left, self.bottom = index, left, bottom
+
+    @classmethod
+    def learn(cls, image, renderer):
+        """The lookup table for `image` in its present layout, or None if a lookup
+        would not give exactly matplotlib's picture (then it is drawn the ordinary way)."""
+        data = image.get_array()
+        if data is None or data.ndim != 2 or data.size >= 2 ** 24:
+            return None
+        magnification = renderer.get_image_magnification()
+        real, left, bottom, _ = image.make_image(renderer, magnification, unsampled=False)
+        number = np.arange(data.size).reshape(data.shape)
+        coded = np.stack([number & 255, number >> 8 & 255, number >> 16, np.full_like(number, 255)], -1)
+        image.set_data(coded.astype(np.uint8))
+        try:
+            drawn, left_, bottom_, _ = image.make_image(renderer, magnification, unsampled=False)
+        finally:
+            image.set_data(data)
+        drawn = np.asarray(drawn, dtype=np.int64)
+        if (left_, bottom_) != (left, bottom) or drawn.shape != np.shape(real) or (drawn[..., 3] != 255).any():
+            return None
+        cells = cls(drawn[..., 0] | drawn[..., 1] << 8 | drawn[..., 2] << 16, left, bottom)
+        return cells if np.array_equal(cells.picture(image), real) else None
+
+    def picture(self, image):
+        colours = np.ascontiguousarray(image.to_rgba(image.get_array(), bytes=True))
+        return colours.reshape(-1).view(np.uint32)[self.index].view(np.uint8).reshape(*self.index.shape, 4)
+
+    def draw(self, image, renderer):
+        """Draw as AxesImage.draw does, with the looked-up picture."""
+        gc = renderer.new_gc()
+        image._set_gc_clip(gc)
+        gc.set_alpha(image._get_scalar_alpha())
+        renderer.draw_image(gc, self.left, self.bottom, self.picture(image))
+        gc.restore()
 
 
 class _Stamps:
@@ -70,14 +139,14 @@ class _Stamps:
         self.sample = figure.text(0.5, 0.5, "")
         self.pictures = {}
 
-    def picture(self, text):
-        """(colour premultiplied by alpha, alpha, offset of its top left from the anchor), or None."""
-        key = (text.get_text(), mpl.colors.to_rgba(text.get_color()), text.get_fontproperties(),
-               text.get_horizontalalignment(), text.get_verticalalignment(), text.figure.dpi)
+    def picture(self, text, style):
+        """(what to add: 255 x colour x alpha + 0.5 for rounding, what to keep of the pixels
+        under it: 1 - alpha, offset of its top left from the anchor), or None."""
+        key = (text.get_text(), mpl.colors.to_rgba(text.get_color()), style)
         if key not in self.pictures:
             if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
                 self.pictures.clear()
-            self.pictures[key] = self._typeset(*key)
+            self.pictures[key] = self._typeset(key[0], key[1], *style)
         return self.pictures[key]
 
     def _typeset(self, string, color, font, ha, va, dpi):
@@ -85,33 +154,44 @@ class _Stamps:
             return None
         self.sample.update({"text": string, "color": color, "fontproperties": font,
                             "horizontalalignment": ha, "verticalalignment": va})
-        figure = self.sample.figure
+        figure, canvas = self.sample.figure, self.sample.figure.canvas
         figure.set_dpi(dpi)
-        figure.canvas.draw()
-        rgba = np.asarray(figure.canvas.buffer_rgba()).astype(np.float32) / 255
-        rows, cols = np.nonzero(rgba[..., 3])
-        height, width = rgba.shape[:2]
-        if len(rows) == 0 or rows.min() == 0 or cols.min() == 0 or rows.max() == height - 1 \
-                or cols.max() == width - 1:
+        renderer = canvas.get_renderer()
+        renderer.clear()  # a transparent canvas with just this text on it
+        figure.draw_artist(self.sample)
+        alpha = np.asarray(canvas.buffer_rgba())[..., 3]
+        rows, cols = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
+        height, width = alpha.shape
+        if len(rows) == 0 or rows[0] == 0 or cols[0] == 0 or rows[-1] == height - 1 or cols[-1] == width - 1:
             return None  # nothing to paste, or too big for this canvas: Text.draw will do
         x, y = self.sample.get_transform().transform(self.sample.get_position())
-        crop = rgba[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+        crop = np.asarray(canvas.buffer_rgba())[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1] / np.float32(255)
         alpha = crop[..., 3:]
-        return crop[..., :3] * alpha, alpha, cols.min() - x, rows.min() - (figure.bbox.height - y)
+        return 255 * crop[..., :3] * alpha + 0.5, 1 - alpha, cols[0] - x, rows[0] - (figure.bbox.height - y)
 
-    def paste(self, text, canvas):
-        picture = self.picture(text) if text.get_visible() else None
+    def paste(self, text, canvas, anchors):
+        """Paste `text`; `anchors` remembers where each text's position lands in this layout."""
+        if not text.get_visible():
+            return
+        position = text.get_position()
+        anchor = anchors.get(text)
+        if anchor is None or anchor[0] != position:
+            style = (text.get_fontproperties(), text.get_horizontalalignment(),
+                     text.get_verticalalignment(), text.figure.dpi)
+            x, y = text.get_transform().transform(position)
+            # Rows count from the top, from the figure's (fractional) height, as matplotlib's Agg does.
+            anchor = anchors[text] = position, x, canvas.figure.bbox.height - y, style
+        _, x, y_down, style = anchor
+        picture = self.picture(text, style)
         if picture is None:
             return text.figure.draw_artist(text)
-        color, alpha, dx, dy = picture
-        buffer = np.asarray(canvas.buffer_rgba())  # the canvas's own pixels, not a copy
-        x, y = text.get_transform().transform(text.get_position())
-        # Rows count from the top, from the figure's (fractional) height, as matplotlib's Agg does.
-        left, top = round(x + dx), round(canvas.figure.bbox.height - y + dy)
-        region = buffer[max(top, 0):top + color.shape[0], max(left, 0):left + color.shape[1], :3]
-        if region.shape[:2] != color.shape[:2]:  # partly off the canvas
+        add, keep, dx, dy = picture
+        left, top = round(x + dx), round(y_down + dy)
+        buffer = canvas.buffer_rgba()  # the canvas's own pixels, not a copy
+        region = np.asarray(buffer)[max(top, 0):top + add.shape[0], max(left, 0):left + add.shape[1], :3]
+        if region.shape[:2] != add.shape[:2]:  # partly off the canvas
             return text.figure.draw_artist(text)
-        region[:] = region * (1 - alpha) + 255 * color + 0.5
+        region[:] = region * keep + add  # blended as Agg blends the text into the pixels
 
 
 def _special(string):
@@ -120,6 +200,31 @@ def _special(string):
 
 
 _STAMPS = _Stamps()
+
+
+def _opaque(figure) -> bool:
+    """True if every pixel is opaque (the figure's background is), so the PNG needs no alpha."""
+    return figure.patch.get_visible() and mpl.colors.to_rgba(figure.patch.get_facecolor())[3] == 1
+
+
+def _encode(rgba: np.ndarray, opaque: bool) -> bytes:
+    """PNG bytes of an RGBA picture: each row unfiltered, deflated at level 1.
+
+    Pillow chooses a filter for every row, which takes longer than the
+    compression; our pictures are mostly flat colour and compress about as
+    well without (and the browser decodes them a little faster).
+    """
+    pixels = rgba[..., :3] if opaque else rgba
+    height, width, channels = pixels.shape
+    rows = np.zeros((height, 1 + width * channels), np.uint8)  # each row: filter type 0, then its bytes
+    rows[:, 1:] = pixels.reshape(height, -1)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(rows, 1))
+            + _chunk(b"IEND", b""))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 @contextlib.contextmanager

@@ -32,7 +32,8 @@ both clocks are this machine's):
   decode    -> the picture is decoded
   frame     -> the next animation frame
 
-Then a drag per panel: 30 key presses 10 ms apart, faster than any redraw.
+Then a drag per panel: from the value the notebook set, 30 key presses 10 ms
+apart towards the farther end, faster than any redraw.
 It counts the pictures per second the page shows while dragging and checks
 that the last one shows the last value (no queue of stale redraws).
 
@@ -255,7 +256,7 @@ def measure_moves(page, cell: int, moves: int, first: int = 0) -> list[dict]:
 
 
 def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
-    """Press ArrowRight `presses` times `gap_ms` apart on the panel's first slider.
+    """Press an arrow key `presses` times `gap_ms` apart on the panel's first slider.
 
     Pictures per second while dragging (from the first press to the last
     picture), and whether the picture it settles on is the one drawn for the
@@ -265,11 +266,14 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
     handle = handles[0]
     handle.scroll_into_view_if_needed()
     handle.focus()
-    page.keyboard.press("Home")
     settle(page, scope)
+    # From the value the notebook set (where the lesson happens), towards the farther end.
+    now, low, high = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin",
+                                                               "aria-valuemax"))
+    key = "ArrowRight" if now - low <= high - now else "ArrowLeft"
     page.evaluate("scope => window.__recordPictures(scope)", scope)
     for _ in range(presses):
-        page.keyboard.press("ArrowRight")
+        page.keyboard.press(key)
         page.wait_for_timeout(gap_ms)
     settle(page, scope, quiet_ms=500)  # the last update may wait in the page for the one before
     pictures = page.evaluate("() => window.__pictures")

@@ -15,7 +15,8 @@ from notebook_tools import NOTEBOOKS, client_for, compared, ids, read, run_cells
 
 # Runs inside the notebook's kernel after the notebook: every Panel the
 # notebook made, every slider to its minimum and maximum, warnings as errors;
-# at each end the panel's scales must cover the values without a new layout.
+# at each end the panel's scales must cover the values without a new layout,
+# and its picture must be what a full draw of its figure gives.
 SWEEP = r'''
 import json as _json, warnings as _warnings
 import numpy as _np
@@ -27,6 +28,29 @@ def _ends(s):
     if type(s).__name__ == "FloatLogSlider":       # min and max are exponents
         return [("value", s.base ** s.min), ("value", s.base ** s.max)]
     return [("value", s.min), ("value", s.max)]
+
+def _fast_equals_full_draw(panel):
+    """Pixels where the panel's picture differs from a full draw of its figure, outside the
+    numbers, and the worst mean difference of a number (each may sit one pixel off)."""
+    import io as _io
+    import PIL.Image as _Image
+    from matplotlib.text import Text as _Text
+    live = _np.asarray(_Image.open(_io.BytesIO(panel.image.value)).convert("RGBA")).astype(int)
+    panel.figure.canvas.draw()
+    full = _np.asarray(panel.figure.canvas.buffer_rgba()).astype(int)
+    renderer, height = panel.figure.canvas.get_renderer(), full.shape[0]
+    numbers = _np.zeros(full.shape[:2], bool)
+    worst = 0.0
+    for text in panel._moving:
+        if isinstance(text, _Text) and text.get_visible() and text.get_text():
+            box = text.get_window_extent(renderer)
+            rows = slice(int(height - box.y1) - 2, int(height - box.y0) + 3)
+            cols = slice(int(box.x0) - 2, int(box.x1) + 3)
+            numbers[rows, cols] = True
+            a, b = live[rows, cols, :3], full[rows, cols, :3]
+            worst = max(worst, min(float(_np.abs(_np.roll(a, (dy, dx), (0, 1)) - b)[2:-2, 2:-2].mean())
+                                   for dy in (-1, 0, 1) for dx in (-1, 0, 1)))
+    return int(((live != full).any(axis=-1) & ~numbers).sum()), worst
 
 _report = []
 _seen = set()
@@ -49,7 +73,8 @@ for _name, _panel in list(globals().items()):
             _covered = [ax.get_position().bounds for ax in _panel.figure.axes] == _layout and all(
                 a is None or a.limits[0] <= _np.min(o) and _np.max(o) <= a.limits[1]
                 for a, o in zip(_panel.artists, _outs))
-            _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.image.value), _covered])
+            _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.image.value), _covered,
+                            *_fast_equals_full_draw(_panel)])
         setattr(_slider, "index" if hasattr(_slider, "options") else "value", _before)
 print(_json.dumps(_report))
 '''
@@ -108,6 +133,9 @@ def test_run_all_twice_tweak_an_input_and_drag_every_slider_to_its_ends(path):
     assert all(row[5] > 0 for row in report)
     uncovered = [row[:4] for row in report if not row[6]]
     assert not uncovered, f"a slider's end is beyond a scale, or needs a new layout: {uncovered}"
+    # The fast redraw (_fastdraw.png) shows what a full draw of the figure shows, on the real panels.
+    unlike = [row[:4] + row[7:] for row in report if row[7] or row[8] >= 4]
+    assert not unlike, f"the live picture differs from a full draw (pixels, worst number): {unlike}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))

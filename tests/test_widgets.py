@@ -10,10 +10,14 @@ every value the sliders reach.
 
 import io
 import warnings
+from types import SimpleNamespace
 
 import matplotlib
 
 matplotlib.use("Agg")
+
+import matplotlib.backends.backend_agg  # noqa: E402
+import matplotlib.figure  # noqa: E402
 
 import ipywidgets as W  # noqa: E402
 import numpy as np  # noqa: E402
@@ -102,6 +106,46 @@ def test_a_slider_move_changes_the_picture_as_a_full_draw_would():
         assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
     panel.controls["T"].value = 10.0
     assert_same_picture(panel, pixels(panel.image.value), full_draw(panel))
+
+
+def image_figure(values, facecolor="white"):
+    """A figure with one image (nearest-neighbour cells when upsampled); what moves: the
+    image and the frame drawn over its edges."""
+    figure = matplotlib.figure.Figure(figsize=(3, 2), dpi=72, facecolor=facecolor)
+    matplotlib.backends.backend_agg.FigureCanvasAgg(figure)
+    ax = figure.subplots()
+    ax.tick_params(length=0)  # as a Heatmap: no tick marks over the frame
+    image = ax.imshow(values, aspect="auto")
+    return figure, image, [image, *ax.spines.values()]
+
+
+@pytest.mark.parametrize("facecolor", ["white", "none"])
+def test_fast_picture_of_cells_is_the_full_draw_exactly(facecolor):
+    from attention_helpers import _fastdraw
+
+    rng = np.random.default_rng(1)
+    figure, image, moving = image_figure(rng.normal(size=(5, 7)), facecolor)
+    _fastdraw.png(figure, moving)  # learns which cell each pixel shows
+    for _ in range(3):
+        image.set_data(rng.normal(size=(5, 7)) * 3)
+        image.set_clim(-4, 4)
+        live = pixels(_fastdraw.png(figure, moving))
+        assert np.array_equal(live, full_draw(SimpleNamespace(figure=figure)))
+        _fastdraw.png(figure, moving, fresh=True)
+    assert (live[..., 3] == 0).any() == (facecolor == "none")  # a see-through figure stays see-through
+
+
+def test_cells_smaller_than_a_pixel_are_drawn_by_matplotlib_not_looked_up():
+    from attention_helpers import _fastdraw
+
+    figure, image, moving = image_figure(np.random.default_rng(2).normal(size=(300, 400)))  # cells < a pixel
+    figure.canvas.draw()
+    assert _fastdraw._Cells.learn(image, figure.canvas.get_renderer()) is None
+    small_figure, small, _ = image_figure(np.eye(3))
+    small_figure.canvas.draw()
+    assert _fastdraw._Cells.learn(small, small_figure.canvas.get_renderer()) is not None
+    image.set_data(np.random.default_rng(3).normal(size=(300, 400)))
+    assert np.array_equal(pixels(_fastdraw.png(figure, moving)), full_draw(SimpleNamespace(figure=figure)))
 
 
 def test_a_move_draws_only_the_moving_parts_when_the_layout_cannot_change():
