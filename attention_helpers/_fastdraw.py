@@ -106,7 +106,8 @@ class _Cells:
         finally:
             image.set_data(data)
         drawn = np.asarray(drawn, dtype=np.int64)
-        if (left_, bottom_) != (left, bottom) or drawn.shape != np.shape(real) or (drawn[..., 3] != 255).any():
+        if (left_, bottom_) != (left, bottom) or drawn.shape != np.shape(real) \
+                or (drawn[..., 3] != 255).any():
             return None
         cells = cls(drawn[..., 0] | drawn[..., 1] << 8 | drawn[..., 2] << 16, left, bottom)
         return cells if np.array_equal(cells.picture(image), real) else None

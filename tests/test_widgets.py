@@ -16,10 +16,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import ipywidgets as W  # noqa: E402
 import matplotlib.backends.backend_agg  # noqa: E402
 import matplotlib.figure  # noqa: E402
-
-import ipywidgets as W  # noqa: E402
 import numpy as np  # noqa: E402
 import PIL.Image  # noqa: E402
 import pytest  # noqa: E402
