@@ -167,8 +167,10 @@ class Heatmap:
         # dark text on the light (yellow) end of viridis, white on the dark end
         light = np.asarray(self.image.norm(values)) > 0.55
         for (i, j), v in np.ndenumerate(values):
-            self.texts[i][j].set_text(_number(v, self.fmt))
-            self.texts[i][j].set_color("black" if light[i, j] else "white")
+            text, colour = self.texts[i][j], "black" if light[i, j] else "white"
+            text.set_text(_number(v, self.fmt))
+            if text.get_color() != colour:  # set_color checks its argument: skip it when nothing changes
+                text.set_color(colour)
 
     def describe(self) -> str:
         """Say in words what the heatmap shows, with the numbers printed in its cells."""
