@@ -109,7 +109,8 @@ class _Cells:
         if (left_, bottom_) != (left, bottom) or drawn.shape != np.shape(real) \
                 or (drawn[..., 3] != 255).any():
             return None
-        cells = cls(drawn[..., 0] | drawn[..., 1] << 8 | drawn[..., 2] << 16, left, bottom)
+        number = (drawn[..., 0] | drawn[..., 1] << 8 | drawn[..., 2] << 16).astype(np.int32)
+        cells = cls(number, left, bottom)
         return cells if np.array_equal(cells.picture(image), real) else None
 
     def picture(self, image):
