@@ -366,7 +366,8 @@ def describe(target) -> str:
         raise TypeError(f"describe needs a Figure, an Axes, a Heatmap or a Bars, got {type(target).__name__}")
     if target in _GIVEN:
         return _GIVEN[target]
-    colorbars = {id(p.colorbar.ax) for p in _DRAWN.values() if isinstance(p, Heatmap) and p.colorbar}
+    drawn = [_DRAWN.get(ax) for ax in target.axes]  # this figure's only: another thread may be drawing more
+    colorbars = {id(p.colorbar.ax) for p in drawn if isinstance(p, Heatmap) and p.colorbar}
     panels = [ax for ax in target.axes if id(ax) not in colorbars and ax.get_visible()]
     if len(panels) == 1:
         return describe(panels[0])
