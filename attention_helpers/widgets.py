@@ -14,7 +14,9 @@ colour scale follows its values (for contrast), with room kept beside its
 colour bar for the widest label the values at those ends can give. A value
 beyond the axis, or with more digits, widens it and solves the layout again:
 nothing is clipped. The picture comes from _fastdraw.png, which redraws only
-what moved (tested equal to a full draw in tests/test_widgets.py).
+what moved (tested equal to a full draw in tests/test_widgets.py). Under it,
+the picture in words (for a screen reader) follows once the slider has rested
+for DESCRIBE_AFTER seconds, rather than with every step of a drag.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from . import _fastdraw
 from .plots import Bars, Heatmap, describe, widest_tick_label
 
 __all__ = ["Panel", "matrix_sliders"]
+
+DESCRIBE_AFTER = 0.25  # s: after a slider move, the text alternative follows once the slider rests this long
 
 
 def matrix_sliders(name, matrix, value_range=(-2.0, 2.0), step=0.1):
@@ -109,6 +113,7 @@ class Panel:
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
         self.readout = W.HTML()
         self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
+        self._describer = None  # while a slider moves: a timer that describes the picture once it rests
         self._holding = False
         # In JupyterLab 4.6 with ipykernel 7, slider callbacks run in a kernel
         # subshell thread, while cells (set, show_static) run in the main one;
@@ -173,7 +178,7 @@ class Panel:
             raise ValueError(f"compute returned {len(results)} results for {len(self.views)} views")
         return results
 
-    def _show(self, results, relayout=False):
+    def _show(self, results, relayout=False, describe_now=True):
         relayout = self._fix_scales([results]) or relayout  # a value beyond a bar axis widens it
         for artist, result in zip(self.artists, results):
             if artist is not None:
@@ -184,10 +189,21 @@ class Panel:
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
         self.image.value = _fastdraw.png(self.figure, self._moving, fresh=relayout)
-        # The picture in words, under it (an ipywidgets 8.1 Image can carry neither alt
-        # nor a tooltip: with a tooltip its view fails to render in JupyterLab).
-        self.described.value = ("<details><summary>The picture in words</summary>"
-                                f"{html.escape(describe(self.figure))}</details>")
+        if describe_now:
+            self._describe()
+        else:  # a slider move: one message fewer per move while it is dragged
+            if self._describer is not None:
+                self._describer.cancel()
+            self._describer = threading.Timer(DESCRIBE_AFTER, self._describe)
+            self._describer.daemon = True
+            self._describer.start()
+
+    def _describe(self) -> None:
+        """The picture in words, under it (an ipywidgets 8.1 Image can carry neither alt
+        nor a tooltip: with a tooltip its view fails to render in JupyterLab)."""
+        with self._lock:
+            self.described.value = ("<details><summary>The picture in words</summary>"
+                                    f"{html.escape(describe(self.figure))}</details>")
 
     def _on_change(self, change) -> None:
         with self._lock:
@@ -195,7 +211,7 @@ class Panel:
                 return
             try:
                 with np.printoptions(**self._printoptions):
-                    self._show(self._results())
+                    self._show(self._results(), describe_now=False)
             except Exception as err:
                 # Shown under the picture: the kernel's log is where a learner never looks.
                 self.readout.value = (f'<pre class="ah-error" style="color:#b00020">'

@@ -8,6 +8,7 @@ helpers were imported, as happens in a notebook.
 """
 
 import html
+import time
 
 import matplotlib
 
@@ -20,6 +21,7 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.core.pylabtools import select_figure_formats  # noqa: E402
 
 import attention_helpers as ah  # noqa: E402
+from attention_helpers import widgets  # noqa: E402
 from attention_helpers.plots import describe, set_description  # noqa: E402
 
 
@@ -139,6 +141,26 @@ def test_a_live_panel_describes_its_picture_under_it_and_keeps_it_up_to_date():
     assert "row fish:" in panel.described.value
     panel.set(W_Q=np.zeros((2, 2)))  # every score 0: every weight 1/3
     assert "row cat: 0.33, 0.33, 0.33" in panel.described.value
+
+
+def test_after_slider_moves_the_words_follow_once_the_slider_rests():
+    tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
+    panel = ah.Panel(lambda W_Q: [ah.self_attention(X, W_Q, W_K, W_V)[1]],
+                     [{"kind": "heatmap", "row_labels": tokens, "col_labels": tokens,
+                       "title": "weights", "probabilities": True}], weights={"W_Q": W_Q})
+    before = panel.described.value
+    sent = []
+    panel.described.observe(lambda change: sent.append(change["new"]), names="value")
+    for value in (0.0, 0.1, 0.2, 0.0):  # a drag of W_Q[0,0]: four moves, four pictures
+        panel.sliders["W_Q[0,0]"].value = value
+    assert panel.described.value == before and sent == []  # no words sent while it moves
+    deadline = time.monotonic() + 10
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(2 * widgets.DESCRIBE_AFTER)  # time for a second message, if there were one
+    assert len(sent) == 1  # one description, for where the slider came to rest
+    assert html.escape(describe(panel.figure)) in panel.described.value
+    assert panel.described.value != before
 
 
 def test_bars_offset_from_their_ticks_are_named_by_the_nearest_tick():
