@@ -313,7 +313,10 @@ def iopub_errors(page, clear: bool = False) -> list[str]:
 # Page-side helpers. __view(scope) is a signature of what a cell's output
 # shows: a hash of the pixels of every <img> and <canvas>, plus the text of
 # HTML read-outs, so two calls differ exactly when the picture changed.
-# __state(scope) is a cheap stand-in (image addresses) for polling.
+# __state(scope) is a cheap stand-in (image addresses) for polling. Neither
+# counts a panel's "picture in words" (a <details> under the picture): it
+# follows a quarter second after a slider rests, and tests/test_alt_text.py
+# checks it in the kernel.
 PAGE_HELPERS = """
 window.__sig = (el) => {
     const w = el.naturalWidth || el.width, h = el.naturalHeight || el.height;
@@ -328,13 +331,14 @@ window.__sig = (el) => {
     return w + 'x' + h + ':' + (x >>> 0).toString(16);
 };
 window.__scope = (handle) => handle.closest('.jp-OutputArea') || document.body;
+window.__readouts = (scope) => [...scope.querySelectorAll('.widget-html-content')]
+    .filter(e => !e.querySelector('details')).map(e => e.textContent).join(' ');
 window.__view = (scope) =>
-    [...scope.querySelectorAll('img, canvas')].map(window.__sig).join(' ') + ' | ' +
-    [...scope.querySelectorAll('.widget-html-content')].map(e => e.textContent).join(' ');
+    [...scope.querySelectorAll('img, canvas')].map(window.__sig).join(' ') + ' | ' + window.__readouts(scope);
 // Cheaper than __view, for polling: changes whenever a picture or read-out is replaced.
 window.__state = (scope) =>
-    [...scope.querySelectorAll('img')].map(e => e.src.slice(-60)).join(' ') + ' | ' +
-    [...scope.querySelectorAll('.widget-html-content')].map(e => e.textContent).join(' ');
+    [...scope.querySelectorAll('img')].map(e => e.src.slice(-60)).join(' ') + ' | '
+    + window.__readouts(scope);
 window.__kernelIdle = () =>
     window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle';
 """
