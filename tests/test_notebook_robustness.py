@@ -9,6 +9,7 @@ stored outputs that a reader without a kernel sees.
 import copy
 import json
 import re
+from pathlib import Path
 
 import pytest
 from notebook_tools import NOTEBOOKS, client_for, compared, ids, read, run_cells, run_code, tags, text_outputs
@@ -18,6 +19,7 @@ from notebook_tools import NOTEBOOKS, client_for, compared, ids, read, run_cells
 # at each end the panel's scales must cover the values without a new layout,
 # and its picture must be what a full draw of its figure gives.
 SWEEP = r'''
+TESTS = __TESTS__
 import json as _json, warnings as _warnings
 import numpy as _np
 import attention_helpers as _ah
@@ -33,24 +35,16 @@ def _fast_equals_full_draw(panel):
     """Pixels where the panel's picture differs from a full draw of its figure, outside the
     numbers, and the worst mean difference of a number (each may sit one pixel off)."""
     import io as _io
+    import sys as _sys
     import PIL.Image as _Image
     from matplotlib.text import Text as _Text
-    live = _np.asarray(_Image.open(_io.BytesIO(panel.image.value)).convert("RGBA")).astype(int)
+    _sys.path.insert(0, TESTS)
+    from same_picture import picture_differences as _differences
+    live = _np.asarray(_Image.open(_io.BytesIO(panel.image.value)).convert("RGBA"))
     panel.figure.canvas.draw()
-    full = _np.asarray(panel.figure.canvas.buffer_rgba()).astype(int)
-    renderer, height = panel.figure.canvas.get_renderer(), full.shape[0]
-    numbers = _np.zeros(full.shape[:2], bool)
-    worst = 0.0
-    for text in panel._moving:
-        if isinstance(text, _Text) and text.get_visible() and text.get_text():
-            box = text.get_window_extent(renderer)
-            rows = slice(int(height - box.y1) - 2, int(height - box.y0) + 3)
-            cols = slice(int(box.x0) - 2, int(box.x1) + 3)
-            numbers[rows, cols] = True
-            a, b = live[rows, cols, :3], full[rows, cols, :3]
-            worst = max(worst, min(float(_np.abs(_np.roll(a, (dy, dx), (0, 1)) - b)[2:-2, 2:-2].mean())
-                                   for dy in (-1, 0, 1) for dx in (-1, 0, 1)))
-    return int(((live != full).any(axis=-1) & ~numbers).sum()), worst
+    full = _np.asarray(panel.figure.canvas.buffer_rgba())
+    texts = [t for t in panel._moving if isinstance(t, _Text) and t.get_visible() and t.get_text()]
+    return _differences(texts, live, full, panel.figure.canvas.get_renderer())
 
 _report = []
 _seen = set()
@@ -77,7 +71,7 @@ for _name, _panel in list(globals().items()):
                             *_fast_equals_full_draw(_panel)])
         setattr(_slider, "index" if hasattr(_slider, "options") else "value", _before)
 print(_json.dumps(_report))
-'''
+'''.replace("__TESTS__", repr(str(Path(__file__).parent)))  # where same_picture.py is
 
 
 # A student's tweak of one input per notebook: (text in the cell, replacement).

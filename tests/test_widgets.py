@@ -22,6 +22,7 @@ import matplotlib.figure  # noqa: E402
 import numpy as np  # noqa: E402
 import PIL.Image  # noqa: E402
 import pytest  # noqa: E402
+from same_picture import picture_differences  # noqa: E402
 
 import attention_helpers as ah  # noqa: E402
 
@@ -75,19 +76,9 @@ def numbers(panel) -> list:
 def assert_same_picture(panel, live: np.ndarray, full: np.ndarray):
     """`live` is `full` pixel for pixel, except that each number (pasted, not
     typeset) may sit one pixel off: every number looks the same."""
-    renderer, height = panel.figure.canvas.get_renderer(), full.shape[0]
-    numbers_mask = np.zeros(full.shape[:2], bool)
-    for text in numbers(panel):
-        box = text.get_window_extent(renderer)
-        rows = slice(int(height - box.y1) - 2, int(height - box.y0) + 3)
-        cols = slice(int(box.x0) - 2, int(box.x1) + 3)
-        numbers_mask[rows, cols] = True
-        a, b = live[rows, cols, :3].astype(int), full[rows, cols, :3].astype(int)
-        best = min(np.abs(np.roll(a, (dy, dx), (0, 1)) - b)[2:-2, 2:-2].mean()
-                   for dy in (-1, 0, 1) for dx in (-1, 0, 1))
-        assert best < 4, f"the number {text.get_text()!r} looks different from Text.draw's"
-    differ = (live != full).any(axis=-1)
-    assert not differ[~numbers_mask].any(), f"{differ[~numbers_mask].sum()} pixels differ outside the numbers"
+    outside, worst = picture_differences(numbers(panel), live, full, panel.figure.canvas.get_renderer())
+    assert worst < 4, "a number looks different from Text.draw's"
+    assert outside == 0, f"{outside} pixels differ outside the numbers"
 
 
 def count_full_draws(panel) -> list:

@@ -1,0 +1,27 @@
+"""How far a panel's live picture is from a full draw of its figure.
+
+One measure for two places: tests/test_widgets.py in the test process, and the
+robustness test inside each notebook's kernel (it puts tests/ on the kernel's
+sys.path). Only numpy here, so the kernel can import it.
+"""
+
+import numpy as np
+
+
+def picture_differences(texts, live: np.ndarray, full: np.ndarray, renderer) -> tuple[int, float]:
+    """(how many pixels differ outside the boxes of `texts`, the worst text's mean
+    difference at its best shift of at most one pixel). Pasted numbers may sit one
+    pixel off from where Text.draw puts them; everything else must be identical."""
+    live, full = live.astype(int), full.astype(int)
+    height = full.shape[0]
+    numbers = np.zeros(full.shape[:2], bool)
+    worst = 0.0
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        rows = slice(int(height - box.y1) - 2, int(height - box.y0) + 3)
+        cols = slice(int(box.x0) - 2, int(box.x1) + 3)
+        numbers[rows, cols] = True
+        a, b = live[rows, cols, :3], full[rows, cols, :3]
+        worst = max(worst, min(float(np.abs(np.roll(a, (dy, dx), (0, 1)) - b)[2:-2, 2:-2].mean())
+                               for dy in (-1, 0, 1) for dx in (-1, 0, 1)))
+    return int(((live != full).any(axis=-1) & ~numbers).sum()), worst
