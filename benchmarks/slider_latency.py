@@ -58,7 +58,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from jupyterlab_driver import JupyterLab, chromium, find_chromium, open_notebook, run_all  # noqa: E402
+from jupyterlab_driver import (SETTINGS, JupyterLab, chromium, find_chromium, open_notebook,  # noqa: E402
+                               run_all)
 
 REFERENCE = "_latency_reference.ipynb"
 SETUP = '''\
@@ -353,6 +354,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-echo", action="store_true",
                         help="run the kernels with JUPYTER_WIDGETS_ECHO=0 (ipywidgets does not echo each "
                              "slider value back to the page), to measure what the echo costs")
+    parser.add_argument("--lab-defaults", action="store_true",
+                        help="run JupyterLab with its own default settings instead of the course's "
+                             "(lab-settings/overrides.json, as the README's launch command and Binder use)")
     args = parser.parse_args(argv)
     if args.no_echo:
         os.environ["JUPYTER_WIDGETS_ECHO"] = "0"  # inherited by JupyterLab and its kernels
@@ -367,6 +371,8 @@ def main(argv=None) -> int:
             return 2
 
     print(machine(), flush=True)
+    print("JupyterLab settings: " + ("its own defaults" if args.lab_defaults
+                                     else f"the course's ({SETTINGS.name}/overrides.json)"), flush=True)
     started = time.monotonic()
     half = max(1, args.moves // 2)
     reference = {"baseline": [], "floor": []}
@@ -375,7 +381,8 @@ def main(argv=None) -> int:
         for path in notebooks:
             shutil.copy(path, folder)
         build_reference(Path(folder))
-        with JupyterLab(folder) as lab, chromium() as browser:
+        with JupyterLab(folder, settings=None if args.lab_defaults else SETTINGS) as lab, \
+                chromium() as browser:
             page = browser.new_page()
             page.add_init_script(WATCH)
 

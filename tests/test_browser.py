@@ -238,6 +238,40 @@ def test_notebook_runs_and_every_slider_redraws(notebook, lab, page):
     print(f"{notebook.name}: {len(cells)} code cells and {n} sliders in {time.monotonic() - t0:.1f} s")
 
 
+def test_with_the_course_settings_a_slider_move_runs_in_the_kernels_main_thread(lab, page):
+    """lab-settings/overrides.json (used by the README's launch command, Binder and these tests)
+    keeps widget messages off JupyterLab's kernel subshells: in order with the cells, and
+    faster (see the README's performance section). With JupyterLab's default the second
+    move already runs in a subshell thread."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import threading, ipywidgets\nthreads = []\nslider = ipywidgets.IntSlider()\n"
+        "slider.observe(lambda change: threads.append(threading.current_thread().name), 'value')\nslider")]
+    nbformat.write(nb, lab.root / "_threads.ipynb")
+    open_notebook(page, lab, "_threads.ipynb")
+    run_all(page)
+    handle = page.wait_for_selector(".jp-OutputArea .noUi-handle")
+    handle.focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(100)
+    deadline, threads = time.monotonic() + CHANGE_TIMEOUT, []
+    while len(threads) < 3 and time.monotonic() < deadline:
+        threads = page.evaluate("""async () => {
+            const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+            const future = kernel.requestExecute({code: 'print(*threads)'});
+            let out = '';
+            future.onIOPub = msg => { if (msg.header.msg_type === 'stream') out += msg.content.text; };
+            await future.done;
+            return out.split(/\\s+/).filter(Boolean);
+        }""")
+    assert threads == ["MainThread"] * 3, threads
+
+
 def test_stopping_jupyterlab_leaves_no_process_behind(tmp_path):
     """The server stops with its kernels, even when a kernel is still running."""
     with JupyterLab(tmp_path) as server:

@@ -9,6 +9,7 @@ changes the stored outputs for that route only, which nbval would then report
 as a confusing failure.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -164,13 +165,69 @@ def test_readme_commands_install_with_the_lock():
     assert '-e ".[test]"' in test and "pytest" in test
 
 
-def test_binder_switches_off_the_jupyterlab_news_popup():
+def _readme_lab_commands():
+    readme = (ROOT / "README.md").read_text()
+    return [line for block in re.findall(r"```bash\n(.*?)```", readme, re.S) for line in block.splitlines()
+            if re.search(r"jupyter lab ", line)]
+
+
+def test_every_launch_and_binder_use_the_course_settings():
     import json
 
-    overrides = json.loads((ROOT / "binder" / "overrides.json").read_text())
-    notification = overrides["@jupyterlab/apputils-extension:notification"]
-    assert notification == {"checkForUpdates": False, "fetchNews": "false"}
-    assert "overrides.json" in (ROOT / "binder" / "postBuild").read_text()
+    overrides = json.loads((ROOT / "lab-settings" / "overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"] == {"checkForUpdates": False,
+                                                                        "fetchNews": "false"}
+    assert overrides["@jupyterlab/apputils-extension:kernels-settings"] == {"commsOverSubshells": "disabled"}
+    commands = _readme_lab_commands()
+    assert len(commands) == 2, commands  # the venv and the conda launch
+    for command in commands:
+        assert "--LabApp.app_settings_dir=lab-settings " in command, command
+    assert "cp lab-settings/overrides.json" in (ROOT / "binder" / "postBuild").read_text()
+
+
+def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path):
+    """Start JupyterLab with the README's own arguments and ask its settings API."""
+    import json
+    import secrets
+    import socket
+    import time
+    import urllib.request
+
+    command = next(c for c in _readme_lab_commands() if c.startswith("python3 -m venv"))
+    arguments = command.split("jupyter lab ", 1)[1].split()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(8)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    server = subprocess.Popen([sys.executable, "-m", "jupyterlab", *arguments, "--no-browser",
+                               f"--port={port}", "--port-retries=0", f"--IdentityProvider.token={token}",
+                               f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
+                               f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+                               "--ServerApp.allow_root=True"],  # CI may run as root
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "log", "wb"))
+    try:
+        def default(plugin, key):
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/lab/api/settings/{plugin}",
+                                             headers={"Authorization": f"token {token}"})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.load(response)["schema"]["properties"][key]["default"]
+
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                assert default("@jupyterlab/apputils-extension:kernels-settings",
+                               "commsOverSubshells") == "disabled"
+                assert default("@jupyterlab/apputils-extension:notification", "fetchNews") == "false"
+                break
+            except OSError:
+                assert server.poll() is None, (tmp_path / "log").read_text()
+                assert time.monotonic() < deadline, "JupyterLab is not up after 90 s"
+                time.sleep(0.3)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_repo2docker_dockerfile_installs_environment_and_helper_package(tmp_path):

@@ -8,7 +8,10 @@ benchmarks/slider_latency.py (both put tools/ on sys.path).
 
 JupyterLab runs on 127.0.0.1 on a free port with a random token, with its
 own config, settings, workspace and runtime folders, so nothing of the user's
-setup leaks in and nothing is written outside the temporary folder. It is
+setup leaks in and nothing is written outside the temporary folder. Its
+setting overrides are the course's (lab-settings/, as the README's launch
+command and Binder have them) unless `settings=None` asks for JupyterLab's own
+defaults. It is
 started with `expose_app_in_browser`, so the page can run JupyterLab's own
 commands (window.jupyterapp) and read the notebook model instead of scraping.
 """
@@ -30,6 +33,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+# The setting overrides the README's launch command and the Binder image use.
+SETTINGS = Path(__file__).resolve().parent.parent / "lab-settings"
 CHROMIUM_ENV = "CHROMIUM_PATH"
 HOW_TO_ENABLE = (
     "the browser tests need Chromium: install it with `sudo apt-get install chromium` "
@@ -122,8 +127,9 @@ def alive(pid: int) -> bool:
 class JupyterLab:
     """A JupyterLab server over `root`, stopped (kernels included) on exit."""
 
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, settings: Path | str | None = SETTINGS):
         self.root = Path(root)
+        self.settings = settings  # JupyterLab's setting overrides (None: JupyterLab's own defaults)
         self.proc: subprocess.Popen | None = None
         self.left_behind: list[int] = []  # processes that had to be killed at stop()
 
@@ -163,7 +169,8 @@ class JupyterLab:
             [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
              f"--port={self.port}", "--port-retries=0", f"--IdentityProvider.token={self.token}",
              f"--ServerApp.root_dir={self.root}", f"--LabApp.user_settings_dir={tmp / 'settings'}",
-             f"--LabApp.workspaces_dir={tmp / 'workspaces'}"],
+             f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+             f"--LabApp.app_settings_dir={self.settings or tmp / 'no-overrides'}"],
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             preexec_fn=_stop_with_parent,
         )
