@@ -58,8 +58,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from jupyterlab_driver import (SETTINGS, JupyterLab, chromium, find_chromium, open_notebook,  # noqa: E402
-                               run_all)
+from jupyterlab_driver import SETTINGS, JupyterLab, chromium, find_chromium, open_notebook, run_all  # noqa: E402
 
 REFERENCE = "_latency_reference.ipynb"
 SETUP = '''\

@@ -201,12 +201,13 @@ def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path
     token = secrets.token_hex(8)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
                JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    log = open(tmp_path / "log", "wb")
     server = subprocess.Popen([sys.executable, "-m", "jupyterlab", *arguments, "--no-browser",
                                f"--port={port}", "--port-retries=0", f"--IdentityProvider.token={token}",
                                f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
                                f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
                                "--ServerApp.allow_root=True"],  # CI may run as root
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "log", "wb"))
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
     try:
         def default(plugin, key):
             request = urllib.request.Request(f"http://127.0.0.1:{port}/lab/api/settings/{plugin}",
@@ -228,6 +229,7 @@ def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path
     finally:
         server.terminate()
         server.wait(timeout=30)
+        log.close()
 
 
 def test_repo2docker_dockerfile_installs_environment_and_helper_package(tmp_path):
