@@ -27,13 +27,14 @@ both clocks are this machine's):
             (browser key handling, noUiSlider, the widget model)
   to kernel -> the kernel starts on it (WebSocket, jupyter-server, ZeroMQ)
   kernel    -> the kernel sends the new picture (the callback: compute, draw, encode)
-  back      -> the page has the message (ZeroMQ, jupyter-server, WebSocket, parsing)
+  back      -> the page has the message (ZeroMQ, jupyter-server, WebSocket, parsing);
+            also measured for every picture while dragging ("back while dragging")
   view      -> the <img> has its new address (the image widget's view)
   decode    -> the picture is decoded
   frame     -> the next animation frame
 
 Then a drag per panel: from the value the notebook set, 30 key presses 10 ms
-apart towards the farther end, faster than any redraw.
+apart towards the farther end (and back from an end), faster than any redraw.
 It counts the pictures per second the page shows while dragging and checks
 that the last one shows the last value (no queue of stale redraws).
 
@@ -141,6 +142,11 @@ window.__listenToKernel = (kernel) => kernel.anyMessage.connect((_, {msg, direct
     const picture = (type === 'comm_msg' && msg.buffers && msg.buffers.length) || type === 'display_data';
     if (picture && h.pictureSent === undefined) { h.pictureSent = kernelTime(msg); h.pictureHere = now; }
 });
+// While dragging: the "back" hop of every picture message (kernel header to the page).
+window.__listenWhileDragging = (kernel) => kernel.anyMessage.connect((_, {msg, direction}) => {
+    if (window.__dragBacks && direction === 'recv' && msg.header.msg_type === 'comm_msg'
+        && msg.buffers && msg.buffers.length) window.__dragBacks.push(performance.now() - kernelTime(msg));
+});
 // The <img> elements a batch of mutations added or gave a new src.
 const changedImages = (records) => records.flatMap(r => r.type === 'attributes' ? [r.target]
     : [...r.addedNodes].flatMap(n => n.tagName === 'IMG' ? [n] : [...(n.querySelectorAll?.('img') || [])]));
@@ -164,11 +170,16 @@ window.__nextPicture = (scope) => new Promise((resolve, reject) => {
         if (imgs.length) { observer.disconnect(); onScreen(imgs[0]).then(resolve); }
     });
 });
+// While dragging, only a timestamp and the address per picture: hashing each
+// picture's pixels here would take the page's time from the panel it measures.
 window.__recordPictures = (scope) => {
-    window.__pictures = [];
-    window.__dragStart = performance.now();
-    watch(scope, imgs => imgs.forEach(img => img.decode().catch(() => {}).then(() =>
-        window.__pictures.push({t: performance.now() - window.__dragStart, sig: window.__sig(img)}))));
+    const pictures = window.__pictures = [], start = window.__dragStart = performance.now();
+    window.__dragBacks = [];
+    watch(scope, (imgs, observer) => {
+        window.__stopRecording = () => observer.disconnect();
+        imgs.forEach(img => img.decode().catch(() => {}).then(() =>
+            pictures.push({t: performance.now() - start, src: img.src})));
+    });
 };
 """
 
@@ -256,27 +267,45 @@ def measure_moves(page, cell: int, moves: int, first: int = 0) -> list[dict]:
 
 
 def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
-    """Press an arrow key `presses` times `gap_ms` apart on the panel's first slider.
+    """Press arrow keys `presses` times `gap_ms` apart on the panel's first slider.
 
-    Pictures per second while dragging (from the first press to the last
-    picture), and whether the picture it settles on is the one drawn for the
-    last value on its own (one step away and back).
+    From the value the notebook set towards the farther end, and back from
+    that end if it comes first, so the slider moves at every press (a drag
+    that has stopped at an end would count the wait for its last picture
+    as dragging). Pictures per second while dragging (from the first press
+    to the last picture), and whether the picture it settles on is the one
+    drawn for the last value on its own (one step away and back).
     """
     scope, handles = _handles(page, cell)
     handle = handles[0]
     handle.scroll_into_view_if_needed()
     handle.focus()
     settle(page, scope)
+
+    def value():
+        return float(handle.get_attribute("aria-valuenow"))
+
     # From the value the notebook set (where the lesson happens), towards the farther end.
-    now, low, high = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin",
-                                                               "aria-valuemax"))
-    key = "ArrowRight" if now - low <= high - now else "ArrowLeft"
+    now, low, high = value(), float(handle.get_attribute("aria-valuemin")), \
+        float(handle.get_attribute("aria-valuemax"))
+    direction = 1 if now - low <= high - now else -1
+    keys = {1: "ArrowRight", -1: "ArrowLeft"}
     page.evaluate("scope => window.__recordPictures(scope)", scope)
-    for _ in range(presses):
-        page.keyboard.press(key)
+    page.keyboard.press(keys[direction])
+    # One press moves one step; count the steps and turn at each end without asking the page.
+    step = abs(value() - now)
+    position, last = (round((value() - low) / step), round((high - low) / step)) if step else (0, 0)
+    for _ in range(presses - 1):
+        if last and not 0 <= position + direction <= last:
+            direction = -direction
+        position += direction
         page.wait_for_timeout(gap_ms)
+        page.keyboard.press(keys[direction])
     settle(page, scope, quiet_ms=500)  # the last update may wait in the page for the one before
-    pictures = page.evaluate("() => window.__pictures")
+    pictures = page.evaluate("() => { window.__stopRecording?.(); return window.__pictures; }")
+    backs = page.evaluate("() => { const b = window.__dragBacks; window.__dragBacks = null; return b; }")
+    # The last picture recorded is the one on screen now, and it is the picture of the last value.
+    on_screen = page.evaluate("scope => [...scope.querySelectorAll('img')].map(img => img.src)", scope)
     final = page.evaluate("scope => window.__view(scope)", scope)
     at_top = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
     for key in (("ArrowLeft", "ArrowRight") if at_top else ("ArrowRight", "ArrowLeft")):
@@ -288,7 +317,8 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
     again = page.evaluate("scope => window.__view(scope)", scope)
     rate = len(pictures) / (pictures[-1]["t"] / 1000) if pictures else 0.0
     return {"pictures": len(pictures), "per_second": rate,
-            "shows_last_value": bool(pictures) and final.startswith(pictures[-1]["sig"]) and final == again}
+            "back": statistics.median(backs) if backs else None,
+            "shows_last_value": bool(pictures) and pictures[-1]["src"] in on_screen and final == again}
 
 
 def build_reference(folder: Path) -> None:
@@ -301,8 +331,9 @@ def build_reference(folder: Path) -> None:
 
 def open_and_run(page, lab, name: str) -> None:
     open_notebook(page, lab, name)
-    page.evaluate("() => window.__listenToKernel(window.jupyterapp.shell.currentWidget"
-                  ".sessionContext.session.kernel)")
+    kernel = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+    for listen in ("__listenToKernel", "__listenWhileDragging"):
+        page.evaluate(f"() => window.{listen}({kernel})")
     errors = [c["errors"] for c in run_all(page) if c["errors"] and "raises-exception" not in c["tags"]]
     if errors:
         raise RuntimeError(f"{name}: cells failed: {errors}")
@@ -336,11 +367,12 @@ def print_tables(rows, baseline, floor, args, seconds) -> None:
         print(f"\nslowest panel p50 / baseline p50: {slowest['p50']:.1f} / {baseline['p50']:.1f} = "
               f"{slowest['p50'] / baseline['p50']:.2f} ({slowest['name']})")
     print("\nwhere a move's time goes, median ms per hop (see the docstring for what each hop covers):")
-    print("| | " + " | ".join(HOPS) + " | total p50 |")
-    print("|---|" + "---|" * (len(HOPS) + 1))
+    print("| | " + " | ".join(HOPS) + " | total p50 | back while dragging |")
+    print("|---|" + "---|" * (len(HOPS) + 2))
     for r in [floor, baseline] + rows:
+        back = r["drag"]["back"] if r["drag"] and r["drag"]["back"] is not None else float("nan")
         print(f"| {r['name']} | " + " | ".join(f"{r['hops'].get(h, float('nan')):.1f}" for h in HOPS)
-              + f" | {r['p50']:.1f} |")
+              + f" | {r['p50']:.1f} | {back:.1f} |")
 
 
 def main(argv=None) -> int:
@@ -353,6 +385,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-echo", action="store_true",
                         help="run the kernels with JUPYTER_WIDGETS_ECHO=0 (ipywidgets does not echo each "
                              "slider value back to the page), to measure what the echo costs")
+    parser.add_argument("--settings", type=Path, default=SETTINGS, metavar="DIR",
+                        help="a folder of server config and JupyterLab overrides to measure with "
+                             "(default: the course's, lab-settings/)")
     parser.add_argument("--lab-defaults", action="store_true",
                         help="run JupyterLab with its own default settings instead of the course's "
                              "(lab-settings/overrides.json, as the README's launch command and Binder use)")
@@ -370,8 +405,9 @@ def main(argv=None) -> int:
             return 2
 
     print(machine(), flush=True)
-    print("JupyterLab settings: " + ("its own defaults" if args.lab_defaults
-                                     else f"the course's ({SETTINGS.name}/overrides.json)"), flush=True)
+    print("Jupyter settings: " + ("Jupyter's own defaults" if args.lab_defaults
+                                  else f"{args.settings.resolve().name}/ (server config and overrides)"),
+          flush=True)
     started = time.monotonic()
     half = max(1, args.moves // 2)
     reference = {"baseline": [], "floor": []}
@@ -380,7 +416,7 @@ def main(argv=None) -> int:
         for path in notebooks:
             shutil.copy(path, folder)
         build_reference(Path(folder))
-        with JupyterLab(folder, settings=None if args.lab_defaults else SETTINGS) as lab, \
+        with JupyterLab(folder, settings=None if args.lab_defaults else args.settings.resolve()) as lab, \
                 chromium() as browser:
             page = browser.new_page()
             page.add_init_script(WATCH)

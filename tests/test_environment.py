@@ -181,12 +181,45 @@ def test_every_launch_and_binder_use_the_course_settings():
     commands = _readme_lab_commands()
     assert len(commands) == 2, commands  # the venv and the conda launch
     for command in commands:
-        assert "--LabApp.app_settings_dir=lab-settings " in command, command
-    assert "cp lab-settings/overrides.json" in (ROOT / "binder" / "postBuild").read_text()
+        assert re.search(r"(^|&& )JUPYTER_CONFIG_PATH=lab-settings (\.venv/bin/)?jupyter lab ", command), command
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert "cp lab-settings/overrides.json" in post_build
+    assert "cat lab-settings/jupyter_server_config.py >>" in post_build
+
+
+class _Handler:
+    nodelay = None
+
+    def set_nodelay(self, value):
+        self.nodelay = value
+
+
+def test_the_course_server_config_sends_kernel_messages_without_nagles_delay(monkeypatch):
+    """lab-settings/jupyter_server_config.py, run as Jupyter runs it: the kernel
+    WebSocket class it sets switches TCP_NODELAY on before connecting."""
+    from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
+    from traitlets.config import Config
+
+    config = Config()
+    path = ROOT / "lab-settings" / "jupyter_server_config.py"
+    namespace = {"get_config": lambda: config, "__file__": str(path)}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    connection_class = config.ServerApp.kernel_websocket_connection_class
+    assert issubclass(connection_class, ZMQChannelsWebsocketConnection)
+    assert config.LabApp.app_settings_dir == str(path.parent)  # overrides.json is next to it
+
+    connected = []
+    monkeypatch.setattr(ZMQChannelsWebsocketConnection, "connect", lambda self: connected.append(self))
+    connection = connection_class.__new__(connection_class)  # no server: only connect() is under test
+    handler = _Handler()
+    connection.__dict__["_trait_values"] = {"websocket_handler": handler}
+    connection_class.connect(connection)
+    assert handler.nodelay is True and connected == [connection]
 
 
 def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path):
-    """Start JupyterLab with the README's own arguments and ask its settings API."""
+    """Start JupyterLab as the README does and ask its settings API: the overrides come
+    through the server config on the config path (it points JupyterLab at them)."""
     import json
     import secrets
     import socket
@@ -194,13 +227,14 @@ def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path
     import urllib.request
 
     command = next(c for c in _readme_lab_commands() if c.startswith("python3 -m venv"))
+    assert "JUPYTER_CONFIG_PATH=lab-settings .venv/bin/jupyter lab " in command
     arguments = command.split("jupyter lab ", 1)[1].split()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     token = secrets.token_hex(8)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), JUPYTER_CONFIG_PATH="lab-settings")
     log = open(tmp_path / "log", "wb")
     server = subprocess.Popen([sys.executable, "-m", "jupyterlab", *arguments, "--no-browser",
                                f"--port={port}", "--port-retries=0", f"--IdentityProvider.token={token}",

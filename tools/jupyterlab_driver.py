@@ -8,10 +8,10 @@ benchmarks/slider_latency.py (both put tools/ on sys.path).
 
 JupyterLab runs on 127.0.0.1 on a free port with a random token, with its
 own config, settings, workspace and runtime folders, so nothing of the user's
-setup leaks in and nothing is written outside the temporary folder. Its
-setting overrides are the course's (lab-settings/, as the README's launch
-command and Binder have them) unless `settings=None` asks for JupyterLab's own
-defaults. It is
+setup leaks in and nothing is written outside the temporary folder. It
+runs with the course's server config and setting overrides (lab-settings/,
+as the README's launch command and Binder have them) unless `settings=None`
+asks for Jupyter's own defaults. It is
 started with `expose_app_in_browser`, so the page can run JupyterLab's own
 commands (window.jupyterapp) and read the notebook model instead of scraping.
 """
@@ -33,7 +33,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-# The setting overrides the README's launch command and the Binder image use.
+# The course's server config and JupyterLab setting overrides, as the README's
+# launch command and the Binder image use them.
 SETTINGS = Path(__file__).resolve().parent.parent / "lab-settings"
 CHROMIUM_ENV = "CHROMIUM_PATH"
 HOW_TO_ENABLE = (
@@ -129,7 +130,7 @@ class JupyterLab:
 
     def __init__(self, root: Path | str, settings: Path | str | None = SETTINGS):
         self.root = Path(root)
-        self.settings = settings  # JupyterLab's setting overrides (None: JupyterLab's own defaults)
+        self.settings = settings  # the course's settings folder (None: Jupyter's own defaults)
         self.proc: subprocess.Popen | None = None
         self.left_behind: list[int] = []  # processes that had to be killed at stop()
 
@@ -159,6 +160,9 @@ class JupyterLab:
                    JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), IPYTHONDIR=str(tmp / "ipython"),
                    PYDEVD_DISABLE_FILE_VALIDATION="1")
         env.pop("MPLBACKEND", None)  # the kernel picks the inline backend, as for a learner
+        env.pop("JUPYTER_CONFIG_PATH", None)
+        if self.settings:  # as the README's launch command does
+            env["JUPYTER_CONFIG_PATH"] = str(self.settings)
         # No "get Jupyter news?" toast over the notebook (and no request for news).
         notification = tmp / "settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
         notification.parent.mkdir(parents=True)
@@ -170,7 +174,7 @@ class JupyterLab:
              f"--port={self.port}", "--port-retries=0", f"--IdentityProvider.token={self.token}",
              f"--ServerApp.root_dir={self.root}", f"--LabApp.user_settings_dir={tmp / 'settings'}",
              f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-             f"--LabApp.app_settings_dir={self.settings or tmp / 'no-overrides'}"],
+             *([] if self.settings else [f"--LabApp.app_settings_dir={tmp / 'no-overrides'}"])],
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             preexec_fn=_stop_with_parent,
         )

@@ -1,0 +1,38 @@
+"""The course's Jupyter server settings.
+
+The README's launch command puts this folder on Jupyter's config path
+(`JUPYTER_CONFIG_PATH=lab-settings jupyter lab ...`), where the server finds
+this file next to the user's own config; Binder's postBuild adds it to the
+image's config, so hubs built from `binder/` have it too.
+
+1. The kernel's messages go to the browser without Nagle's delay.
+   jupyter-server sends them over a WebSocket with Nagle's algorithm on, so a
+   small write waits until the browser acknowledges the one before. While a
+   slider is dragged, messages flow both ways and the browser holds back its
+   acknowledgements (up to 40 ms on Linux), so each new picture waited about
+   45 ms in the server. Measured with benchmarks/slider_latency.py: the
+   floor (pictures drawn in advance) dragged at 33.8 pictures a second
+   instead of 17.8. See the README's performance section.
+2. Next to overrides.json (in the repository), JupyterLab reads its setting
+   overrides from this folder: no news pop-up, and widget messages handled by
+   the kernel's main thread in the order they come.
+"""
+
+from pathlib import Path
+
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
+
+
+class NoDelayKernelConnection(ZMQChannelsWebsocketConnection):
+    """A kernel's WebSocket that sends each message at once (TCP_NODELAY)."""
+
+    def connect(self):
+        self.websocket_handler.set_nodelay(True)
+        return super().connect()
+
+
+c = get_config()  # noqa: F821 (Jupyter runs this file with get_config defined)
+c.ServerApp.kernel_websocket_connection_class = NoDelayKernelConnection
+here = Path(__file__).resolve().parent
+if (here / "overrides.json").is_file():
+    c.LabApp.app_settings_dir = str(here)
