@@ -181,7 +181,8 @@ def test_every_launch_and_binder_use_the_course_settings():
     commands = _readme_lab_commands()
     assert len(commands) == 2, commands  # the venv and the conda launch
     for command in commands:
-        assert re.search(r"(^|&& )JUPYTER_CONFIG_PATH=lab-settings (\.venv/bin/)?jupyter lab ", command), command
+        launch = r"(^|&& )JUPYTER_CONFIG_PATH=lab-settings (\.venv/bin/)?jupyter lab "
+        assert re.search(launch, command), command
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "cp lab-settings/overrides.json" in post_build
     assert "cat lab-settings/jupyter_server_config.py >>" in post_build
