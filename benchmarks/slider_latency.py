@@ -370,9 +370,9 @@ def print_tables(rows, baseline, floor, args, seconds) -> None:
     print("| | " + " | ".join(HOPS) + " | total p50 | back while dragging |")
     print("|---|" + "---|" * (len(HOPS) + 2))
     for r in [floor, baseline] + rows:
-        back = r["drag"]["back"] if r["drag"] and r["drag"]["back"] is not None else float("nan")
+        back = r["drag"]["back"] if r["drag"] else None  # None: no picture came as a widget message
         print(f"| {r['name']} | " + " | ".join(f"{r['hops'].get(h, float('nan')):.1f}" for h in HOPS)
-              + f" | {r['p50']:.1f} | {back:.1f} |")
+              + f" | {r['p50']:.1f} | " + ("–" if back is None else f"{back:.1f}") + " |")
 
 
 def main(argv=None) -> int:
