@@ -219,7 +219,7 @@ def _encode(rgba: np.ndarray, opaque: bool) -> bytes:
     pixels = rgba[..., :3] if opaque else rgba
     height, width, channels = pixels.shape
     rows = np.zeros((height, 1 + width * channels), np.uint8)  # each row: filter type 0, then its bytes
-    rows[:, 1:] = pixels.reshape(height, -1)
+    rows[:, 1:].reshape(height, width, channels)[...] = pixels  # one copy, straight into the rows
     header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(rows, 1))
             + _chunk(b"IEND", b""))
