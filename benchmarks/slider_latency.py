@@ -389,8 +389,8 @@ def main(argv=None) -> int:
                         help="a folder of server config and JupyterLab overrides to measure with "
                              "(default: the course's, lab-settings/)")
     parser.add_argument("--lab-defaults", action="store_true",
-                        help="run JupyterLab with its own default settings instead of the course's "
-                             "(lab-settings/overrides.json, as the README's launch command and Binder use)")
+                        help="run Jupyter with its own default settings instead of the course's "
+                             "(lab-settings/, as the README's launch command and Binder use)")
     args = parser.parse_args(argv)
     if args.no_echo:
         os.environ["JUPYTER_WIDGETS_ECHO"] = "0"  # inherited by JupyterLab and its kernels

@@ -9,10 +9,12 @@ image's config, so hubs built from `binder/` have it too.
    jupyter-server sends them over a WebSocket with Nagle's algorithm on, so a
    small write waits until the browser acknowledges the one before. While a
    slider is dragged, messages flow both ways and the browser holds back its
-   acknowledgements (up to 40 ms on Linux), so each new picture waited about
-   45 ms in the server. Measured with benchmarks/slider_latency.py: the
-   floor (pictures drawn in advance) dragged at 33.8 pictures a second
-   instead of 17.8. See the README's performance section.
+   acknowledgements (at least 40 ms on Linux), so each new picture waited
+   about 45 ms in the server. In back-to-back runs of
+   benchmarks/slider_latency.py, a picture's trip while dragging fell from
+   37-54 ms to 14-24 ms, and the floor (pictures drawn in advance) dragged at
+   25 pictures a second instead of 16-18. See the README's performance
+   section.
 2. Next to overrides.json (in the repository), JupyterLab reads its setting
    overrides from this folder: no news pop-up, and widget messages handled by
    the kernel's main thread in the order they come.
