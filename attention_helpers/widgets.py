@@ -115,8 +115,8 @@ class Panel:
         self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
         self._describer = None  # while a slider moves: a timer that describes the picture once it rests
         self._holding = False
-        # In JupyterLab 4.6 with ipykernel 7, slider callbacks run in a kernel
-        # subshell thread, while cells (set, show_static) run in the main one;
+        # In JupyterLab 4.6 with ipykernel 7, slider callbacks run (by default) in a
+        # kernel subshell thread, while cells (set, show_static) run in the main one;
         # NumPy's print options belong to a thread, so the callback borrows these.
         self._lock = threading.RLock()
         self._printoptions = np.get_printoptions()

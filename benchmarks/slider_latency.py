@@ -137,15 +137,13 @@ window.__listenToKernel = (kernel) => kernel.anyMessage.connect((_, {msg, direct
     if (direction === 'send' && type === 'comm_msg' && h.sent === undefined && h.key !== undefined) {
         h.sent = now; h.id = msg.header.msg_id;
     }
-    if (direction !== 'recv' || !h.id || msg.parent_header.msg_id !== h.id) return;
-    if (type === 'status' && msg.content.execution_state === 'busy') h.busy = kernelTime(msg);
+    if (direction !== 'recv') return;
     const picture = (type === 'comm_msg' && msg.buffers && msg.buffers.length) || type === 'display_data';
+    // While dragging: the "back" hop of every widget picture (kernel header to the page).
+    if (picture && type === 'comm_msg' && window.__dragBacks) window.__dragBacks.push(now - kernelTime(msg));
+    if (!h.id || msg.parent_header.msg_id !== h.id) return;
+    if (type === 'status' && msg.content.execution_state === 'busy') h.busy = kernelTime(msg);
     if (picture && h.pictureSent === undefined) { h.pictureSent = kernelTime(msg); h.pictureHere = now; }
-});
-// While dragging: the "back" hop of every picture message (kernel header to the page).
-window.__listenWhileDragging = (kernel) => kernel.anyMessage.connect((_, {msg, direction}) => {
-    if (window.__dragBacks && direction === 'recv' && msg.header.msg_type === 'comm_msg'
-        && msg.buffers && msg.buffers.length) window.__dragBacks.push(performance.now() - kernelTime(msg));
 });
 // The <img> elements a batch of mutations added or gave a new src.
 const changedImages = (records) => records.flatMap(r => r.type === 'attributes' ? [r.target]
@@ -153,6 +151,7 @@ const changedImages = (records) => records.flatMap(r => r.type === 'attributes' 
 const watch = (scope, callback) => {
     const observer = new MutationObserver(records => callback(changedImages(records), observer));
     observer.observe(scope, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+    return observer;
 };
 // Resolves at the first frame that can show the new image, with the times of its hops.
 const onScreen = (img) => {
@@ -175,11 +174,9 @@ window.__nextPicture = (scope) => new Promise((resolve, reject) => {
 window.__recordPictures = (scope) => {
     const pictures = window.__pictures = [], start = window.__dragStart = performance.now();
     window.__dragBacks = [];
-    watch(scope, (imgs, observer) => {
-        window.__stopRecording = () => observer.disconnect();
-        imgs.forEach(img => img.decode().catch(() => {}).then(() =>
-            pictures.push({t: performance.now() - start, src: img.src})));
-    });
+    const observer = watch(scope, imgs => imgs.forEach(img => img.decode().catch(() => {}).then(() =>
+        pictures.push({t: performance.now() - start, src: img.src}))));
+    window.__stopRecording = () => observer.disconnect();
 };
 """
 
@@ -302,7 +299,7 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
         page.wait_for_timeout(gap_ms)
         page.keyboard.press(keys[direction])
     settle(page, scope, quiet_ms=500)  # the last update may wait in the page for the one before
-    pictures = page.evaluate("() => { window.__stopRecording?.(); return window.__pictures; }")
+    pictures = page.evaluate("() => { window.__stopRecording(); return window.__pictures; }")
     backs = page.evaluate("() => { const b = window.__dragBacks; window.__dragBacks = null; return b; }")
     # The last picture recorded is the one on screen now, and it is the picture of the last value.
     on_screen = page.evaluate("scope => [...scope.querySelectorAll('img')].map(img => img.src)", scope)
@@ -331,9 +328,8 @@ def build_reference(folder: Path) -> None:
 
 def open_and_run(page, lab, name: str) -> None:
     open_notebook(page, lab, name)
-    kernel = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-    for listen in ("__listenToKernel", "__listenWhileDragging"):
-        page.evaluate(f"() => window.{listen}({kernel})")
+    page.evaluate("() => window.__listenToKernel(window.jupyterapp.shell.currentWidget"
+                  ".sessionContext.session.kernel)")
     errors = [c["errors"] for c in run_all(page) if c["errors"] and "raises-exception" not in c["tags"]]
     if errors:
         raise RuntimeError(f"{name}: cells failed: {errors}")
