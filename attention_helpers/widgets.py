@@ -21,6 +21,7 @@ for DESCRIBE_AFTER seconds, rather than with every step of a drag.
 
 from __future__ import annotations
 
+import base64
 import html
 import threading
 
@@ -36,6 +37,12 @@ from .plots import Bars, Heatmap, describe, widest_tick_label
 
 __all__ = ["Panel", "matrix_sliders"]
 
+# The picture travels as a data: address. Sent as PNG bytes, the page would make a
+# blob: address of them, which the browser loads through another process before it
+# decodes: 4-5 ms more per move (benchmarks/slider_latency.py's floor, back to back).
+# ipywidgets 7's page (Colab's) turns a long address into a string with too many
+# arguments for one function call, so it gets the bytes.
+_DATA_ADDRESS = int(W.__version__.split(".")[0]) >= 8
 DESCRIBE_AFTER = 0.25  # s: after a slider move, the text alternative follows once the slider rests this long
 
 
@@ -110,7 +117,9 @@ class Panel:
         self.figure.set_layout_engine("none")
 
         # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
-        self.image = W.Image(format="png", layout=W.Layout(max_width="100%", align_self="flex-start"))
+        self.image = W.Image(format="url" if _DATA_ADDRESS else "png",
+                             layout=W.Layout(max_width="100%", align_self="flex-start"))
+        self.png = b""  # the picture shown now, as PNG bytes
         self.readout = W.HTML()
         self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
         self._describer = None  # while a slider moves: a timer that describes the picture once it rests
@@ -188,7 +197,8 @@ class Panel:
             self._solve_layout()
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
-        self.image.value = _fastdraw.png(self.figure, self._moving, fresh=relayout)
+        self.png = _fastdraw.png(self.figure, self._moving, fresh=relayout)
+        self.image.value = b"data:image/png;base64," + base64.b64encode(self.png) if _DATA_ADDRESS else self.png
         if describe_now:
             self._describe()
         else:  # a slider move: one message fewer per move while it is dragged

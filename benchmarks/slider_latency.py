@@ -97,8 +97,9 @@ def baseline(w=float(W_Q[0, 0])):
 widgets.interact(baseline, w=widgets.FloatSlider(value=float(W_Q[0, 0]), min=-2, max=2, step=0.1));'''
 
 # The same kind of slider and image widget, every picture drawn in advance
-# (PNG at 72 dpi, as a panel sends them).
+# (PNG at 72 dpi in a data: address, as a panel sends them).
 FLOOR = '''\
+import base64
 import io
 pictures = {}
 for v in np.round(np.linspace(-2, 2, 41), 1):
@@ -108,8 +109,8 @@ for v in np.round(np.linspace(-2, 2, 41), 1):
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=72)
     plt.close(fig)
-    pictures[float(v)] = buffer.getvalue()
-floor_image = widgets.Image(value=pictures[round(float(W_Q[0, 0]), 1)], format="png")
+    pictures[float(v)] = b"data:image/png;base64," + base64.b64encode(buffer.getvalue())
+floor_image = widgets.Image(value=pictures[round(float(W_Q[0, 0]), 1)], format="url")
 floor_slider = widgets.FloatSlider(value=round(float(W_Q[0, 0]), 1), min=-2, max=2, step=0.1,
                                    description="w")
 floor_slider.observe(lambda change: setattr(floor_image, "value", pictures[round(change["new"], 1)]), "value")

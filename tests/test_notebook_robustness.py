@@ -40,7 +40,7 @@ def _fast_equals_full_draw(panel):
     from matplotlib.text import Text as _Text
     _sys.path.insert(0, TESTS)
     from same_picture import picture_differences as _differences
-    live = _np.asarray(_Image.open(_io.BytesIO(panel.image.value)).convert("RGBA"))
+    live = _np.asarray(_Image.open(_io.BytesIO(panel.png)).convert("RGBA"))
     panel.figure.canvas.draw()
     full = _np.asarray(panel.figure.canvas.buffer_rgba())
     texts = [t for t in panel._moving if isinstance(t, _Text) and t.get_visible() and t.get_text()]
@@ -67,7 +67,7 @@ for _name, _panel in list(globals().items()):
             _covered = [ax.get_position().bounds for ax in _panel.figure.axes] == _layout and all(
                 a is None or a.limits[0] <= _np.min(o) and _np.max(o) <= a.limits[1]
                 for a, o in zip(_panel.artists, _outs))
-            _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.image.value), _covered,
+            _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.png), _covered,
                             *_fast_equals_full_draw(_panel)])
         setattr(_slider, "index" if hasattr(_slider, "options") else "value", _before)
 print(_json.dumps(_report))
