@@ -198,7 +198,7 @@ class Panel:
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
         self.png = _fastdraw.png(self.figure, self._moving, fresh=relayout)
-        self.image.value = b"data:image/png;base64," + base64.b64encode(self.png) if _DATA_ADDRESS else self.png
+        self.image.value = _address(self.png) if _DATA_ADDRESS else self.png
         if describe_now:
             self._describe()
         else:  # a slider move: one message fewer per move while it is dragged
@@ -344,6 +344,11 @@ def _make_view(view, ax, result):
         rows, cols = options.pop("row_labels", None), options.pop("col_labels", None)
         return Heatmap(ax, result, rows, cols, **options)
     return Bars(ax, result, options.pop("labels"), **options)
+
+
+def _address(png: bytes) -> bytes:
+    """PNG bytes as a data: address, the value of a "url" Image."""
+    return b"data:image/png;base64," + base64.b64encode(png)
 
 
 def _ends(slider) -> list:
