@@ -124,6 +124,7 @@ class Panel:
         self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
         self._describer = None  # while a slider moves: a timer that describes the picture once it rests
         self._holding = False
+        self._shown = None  # the slider values of the picture shown
         # In JupyterLab 4.6 with ipykernel 7, slider callbacks run (by default) in a
         # kernel subshell thread, while cells (set, show_static) run in the main one;
         # NumPy's print options belong to a thread, so the callback borrows these.
@@ -199,6 +200,7 @@ class Panel:
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
         self.png = _fastdraw.png(self.figure, self._moving, fresh=relayout)
         self.image.value = _address(self.png) if _DATA_ADDRESS else self.png
+        self._shown = self.values()  # the values `results` came from (the lock holds them still)
         if describe_now:
             self._describe()
         else:  # a slider move: one message fewer per move while it is dragged
@@ -217,8 +219,8 @@ class Panel:
 
     def _on_change(self, change) -> None:
         with self._lock:
-            if self._holding:
-                return
+            if self._holding or _same(self.values(), self._shown):
+                return  # e.g. a slider clamped by another's observer: one move, drawn once
             try:
                 with np.printoptions(**self._printoptions):
                     self._show(self._results(), describe_now=False)
@@ -370,6 +372,12 @@ def _value_range(*results) -> tuple[float, float]:
     values = np.concatenate([np.ravel(np.asarray(r, dtype=float)) for r in results])
     values = values[np.isfinite(values)]
     return (float(values.min()), float(values.max())) if values.size else (np.inf, -np.inf)
+
+
+def _same(values, shown) -> bool:
+    """True if `values` (from Panel.values) are those of the picture shown."""
+    return shown is not None and values.keys() == shown.keys() and all(
+        np.array_equal(values[name], shown[name]) for name in values)
 
 
 def _and(words) -> str:

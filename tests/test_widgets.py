@@ -249,6 +249,30 @@ def test_set_moves_many_sliders_with_one_redraw():
     assert np.allclose(panel.outputs()[0], attention(-W_Q0, W_K0[::-1], 0.5)[0])
 
 
+def test_a_move_that_clamps_another_slider_is_computed_once():
+    # As in notebook 09: a smaller range for `steps` when `block` grows clamps its value,
+    # so the panel hears of two changes for one move.
+    block = W.SelectionSlider(options=[1, 2, 4], value=2, description="block")
+    steps = W.IntSlider(value=4, min=1, max=4, description="steps")
+    block.observe(lambda change: setattr(steps, "max", 4 // change["new"]), names="value")
+    computed = []
+
+    def compute(block, steps):
+        computed.append((block, steps))
+        return [np.full((2, 2), float(block * steps))]
+
+    panel = ah.Panel(compute, [dict(kind="heatmap", row_labels=["a", "b"], col_labels=["a", "b"])],
+                     controls={"block": block, "steps": steps})
+    computed.clear()
+    block.value = 4
+    assert steps.value == 1
+    assert computed == [(4, 1)]
+    steps.value = 1  # no change, no notification
+    block.value = 1  # steps keeps its value: one change, one redraw
+    assert computed == [(4, 1), (1, 1)]
+    assert_same_picture(panel, pixels(panel.png), full_draw(panel))
+
+
 @pytest.mark.parametrize("values, message", [
     ({"W_V": np.eye(2)}, "no slider or control named 'W_V'"),
     ({"W_Q": np.eye(2)}, "W_Q must have shape (4, 2), got (2, 2)"),
