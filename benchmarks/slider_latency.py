@@ -17,7 +17,8 @@ of their moves before the course notebooks and half after:
   baseline  ipywidgets.interact drawing a fresh 6x6 heatmap with pyplot and
             the inline backend on every move, as notebooks usually do;
   floor     a slider and an image widget whose pictures were drawn in
-            advance: what JupyterLab, ipywidgets and the browser cost alone.
+            advance (sent as data: addresses, as a panel sends them): what
+            JupyterLab, ipywidgets and the browser cost alone.
 
 Each move also records a timestamp at every hop (JupyterLab's kernel
 connection in the page, the kernel's own message headers for its side;
