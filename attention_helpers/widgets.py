@@ -225,6 +225,7 @@ class Panel:
                 with np.printoptions(**self._printoptions):
                     self._show(self._results(), describe_now=False)
             except Exception as err:
+                self._shown = None  # whatever comes next is drawn, and clears this message
                 # Shown under the picture: the kernel's log is where a learner never looks.
                 self.readout.value = (f'<pre class="ah-error" style="color:#b00020">'
                                       f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>")

@@ -343,6 +343,9 @@ def test_an_error_during_a_slider_move_is_shown_in_the_panel_and_raised():
     with pytest.raises(ValueError, match="too large"):
         panel.sliders["W_Q[0,0]"].value = 2.0
     assert "ah-error" in panel.readout.value and "too large for this demo" in panel.readout.value
+    panel.sliders["W_Q[0,0]"].value = W_Q0[0, 0]  # back to the values of the picture shown
+    assert "ah-error" not in panel.readout.value
+    assert_same_picture(panel, pixels(panel.png), full_draw(panel))
 
 
 def test_a_slider_moved_from_another_thread_prints_arrays_as_the_notebook_does():
