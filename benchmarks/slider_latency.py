@@ -30,6 +30,9 @@ both clocks are this machine's):
   kernel    -> the kernel sends the new picture (the callback: compute, draw, encode)
   back      -> the page has the message (ZeroMQ, jupyter-server, WebSocket, parsing);
             also measured for every picture while dragging ("back while dragging")
+    with --server-times, split where jupyter-server hands the message to the WebSocket:
+    server  -> jupyter-server has written it (ZeroMQ, the server's handling)
+    page    -> the page has it (the socket, Chromium, the page's main thread, parsing)
   view      -> the <img> has its new address (the image widget's view)
   decode    -> the picture is decoded
   frame     -> the next animation frame
@@ -46,6 +49,7 @@ tools/jupyterlab_driver.py).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -118,6 +122,33 @@ floor_slider.observe(lambda change: setattr(floor_image, "value", pictures[round
 widgets.VBox([floor_slider, floor_image])'''
 
 HOPS = ["key", "to kernel", "kernel", "back", "view", "decode", "frame"]
+SPLIT_HOPS = HOPS[:3] + ["server", "page"] + HOPS[4:]  # --server-times: "back" in two
+
+# --server-times: added to a copy of the server config. It logs when jupyter-server
+# has handed each kernel message to the WebSocket (message id, epoch ms).
+SERVER_TIMES = """
+
+# Added by benchmarks/slider_latency.py --server-times.
+import json as _json
+import time as _time
+
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection as _Plain
+from traitlets.utils.importstring import import_item as _import_item
+
+_base = c.ServerApp.get("kernel_websocket_connection_class", _Plain)
+_base = _import_item(_base) if isinstance(_base, str) else _base
+_log = open({log!r}, "a", buffering=1)
+
+
+class _TimedConnection(_base):
+    def handle_outgoing_message(self, stream, outgoing_msg):
+        super().handle_outgoing_message(stream, outgoing_msg)
+        _, parts = self.session.feed_identities(outgoing_msg)
+        _log.write(_json.dumps([_json.loads(parts[1])["msg_id"], _time.time() * 1000]) + "\\n")
+
+
+c.ServerApp.kernel_websocket_connection_class = _TimedConnection
+"""
 
 # In the page: timestamp the keydown, every hop of the move, and resolve when
 # a new or changed <img> inside `scope` is decoded and the next frame starts.
@@ -126,7 +157,7 @@ window.__keydown = 0;
 window.__hop = {};
 document.addEventListener('keydown', () => {
     window.__keydown = performance.now();
-    window.__hop = {key: window.__keydown};
+    window.__hop = {key: window.__keydown, origin: performance.timeOrigin};
 }, true);
 // A time in the kernel's message header, on the page's clock (both are this machine's).
 const kernelTime = (msg) => {
@@ -142,10 +173,15 @@ window.__listenToKernel = (kernel) => kernel.anyMessage.connect((_, {msg, direct
     if (direction !== 'recv') return;
     const picture = (type === 'comm_msg' && msg.buffers && msg.buffers.length) || type === 'display_data';
     // While dragging: the "back" hop of every widget picture (kernel header to the page).
-    if (picture && type === 'comm_msg' && window.__dragBacks) window.__dragBacks.push(now - kernelTime(msg));
+    if (picture && type === 'comm_msg' && window.__dragBacks) {
+        window.__dragBacks.push({back: now - kernelTime(msg), here: now + performance.timeOrigin,
+                                 id: msg.header.msg_id});
+    }
     if (!h.id || msg.parent_header.msg_id !== h.id) return;
     if (type === 'status' && msg.content.execution_state === 'busy') h.busy = kernelTime(msg);
-    if (picture && h.pictureSent === undefined) { h.pictureSent = kernelTime(msg); h.pictureHere = now; }
+    if (picture && h.pictureSent === undefined) {
+        h.pictureSent = kernelTime(msg); h.pictureHere = now; h.pictureId = msg.header.msg_id;
+    }
 });
 // The <img> elements a batch of mutations added or gave a new src.
 const changedImages = (records) => records.flatMap(r => r.type === 'attributes' ? [r.target]
@@ -188,15 +224,40 @@ def percentile(values, q):
     return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
 
 
-def hops(hop: dict) -> dict:
-    """The duration (ms) of each hop of one move, from the page's timestamps."""
+def hops(hop: dict, server=None) -> dict:
+    """The duration (ms) of each hop of one move, from the page's timestamps (and, given
+    ServerTimes, "back" split where jupyter-server wrote the picture)."""
     marks = [hop.get(k) for k in ("key", "sent", "busy", "pictureSent", "pictureHere", "view", "decoded",
                                   "frame")]
     if None in marks:
         return {}
     # The kernel's "sent" is stamped when it builds the message; "back" runs to its arrival.
-    return {name: b - a for name, a, b in zip(["key", "to kernel", "kernel", "back", "view", "decode",
-                                               "frame"], marks, marks[1:])}
+    out = {name: b - a for name, a, b in zip(HOPS, marks, marks[1:])}
+    wrote = server.wrote(hop.get("pictureId")) if server else None
+    if wrote is not None:
+        out["server"] = wrote - hop["origin"] - hop["pictureSent"]
+        out["page"] = hop["pictureHere"] - (wrote - hop["origin"])
+    return out
+
+
+class ServerTimes:
+    """When jupyter-server handed each kernel message to the WebSocket (--server-times):
+    a copy of the settings folder whose server config logs it."""
+
+    def __init__(self, settings: Path, folder: Path):
+        self.settings, self.log = folder / "settings", folder / "server-times.jsonl"
+        shutil.copytree(settings, self.settings)
+        config = self.settings / "jupyter_server_config.py"
+        config.write_text(config.read_text() + SERVER_TIMES.format(log=str(self.log)))
+        self.log.touch()
+
+    def wrote(self, msg_id) -> float | None:
+        """Epoch ms at which the server wrote message `msg_id`, or None."""
+        for line in reversed(self.log.read_text().splitlines()):
+            logged_id, ms = json.loads(line)
+            if logged_id == msg_id:
+                return ms
+        return None
 
 
 def settle(page, scope, quiet_ms=120):
@@ -235,7 +296,7 @@ def _handles(page, cell: int):
     return scope, handles
 
 
-def measure_moves(page, cell: int, moves: int, first: int = 0) -> list[dict]:
+def measure_moves(page, cell: int, moves: int, first: int = 0, server=None) -> list[dict]:
     """`moves` single arrow-key moves of the panel in `cell`, its sliders in turn;
     for each, the latency (ms) and its hops."""
     scope, handles = _handles(page, cell)
@@ -260,12 +321,12 @@ def measure_moves(page, cell: int, moves: int, first: int = 0) -> list[dict]:
         if picture is None:  # the move changed nothing in the picture: not a latency to count
             print(f"    (a move of slider {k % len(handles) + 1} changed no picture; not counted)")
             continue
-        results.append({"t": picture["t"], "hops": hops(picture["hop"])})
+        results.append({"t": picture["t"], "hops": hops(picture["hop"], server)})
     settle(page, scope)
     return results
 
 
-def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
+def drag(page, cell: int, presses=30, gap_ms=10, server=None) -> dict:
     """Press arrow keys `presses` times `gap_ms` apart on the panel's first slider.
 
     From the value the notebook set towards the farther end, and back from
@@ -315,8 +376,11 @@ def drag(page, cell: int, presses=30, gap_ms=10) -> dict:
         settle(page, scope)
     again = page.evaluate("scope => window.__view(scope)", scope)
     rate = len(pictures) / (pictures[-1]["t"] / 1000) if pictures else 0.0
+    # With ServerTimes: how long each picture waited between the server's write and the page.
+    waits = [b["here"] - ms for b in backs if server and (ms := server.wrote(b["id"])) is not None]
     return {"pictures": len(pictures), "per_second": rate,
-            "back": statistics.median(backs) if backs else None,
+            "back": statistics.median(b["back"] for b in backs) if backs else None,
+            "page": statistics.median(waits) if waits else None,
             "shows_last_value": bool(pictures) and pictures[-1]["src"] in on_screen and final == again}
 
 
@@ -339,7 +403,7 @@ def open_and_run(page, lab, name: str) -> None:
 
 def row(name, moves, dragged=None) -> dict:
     times = [m["t"] for m in moves]
-    hop_lists = {h: [m["hops"][h] for m in moves if m["hops"]] for h in HOPS}
+    hop_lists = {h: [m["hops"][h] for m in moves if h in m["hops"]] for h in SPLIT_HOPS + HOPS[3:4]}
     return {"name": name, "p50": statistics.median(times), "p95": percentile(times, 95), "min": min(times),
             "hops": {h: statistics.median(v) for h, v in hop_lists.items() if v}, "drag": dragged,
             "moves": len(times)}
@@ -364,13 +428,18 @@ def print_tables(rows, baseline, floor, args, seconds) -> None:
     if slowest:
         print(f"\nslowest panel p50 / baseline p50: {slowest['p50']:.1f} / {baseline['p50']:.1f} = "
               f"{slowest['p50'] / baseline['p50']:.2f} ({slowest['name']})")
+    split = args.server_times  # "back" in two: to the server's write, and from it to the page
+    shown, dragging = (SPLIT_HOPS, ["back", "page"]) if split else (HOPS, ["back"])
     print("\nwhere a move's time goes, median ms per hop (see the docstring for what each hop covers):")
-    print("| | " + " | ".join(HOPS) + " | total p50 | back while dragging |")
-    print("|---|" + "---|" * (len(HOPS) + 2))
+    print("| | " + " | ".join(shown) + " | total p50 | " + " | ".join(f"{h} while dragging" for h in dragging)
+          + " |")
+    print("|---|" + "---|" * (len(shown) + 1 + len(dragging)))
     for r in [floor, baseline] + rows:
-        back = r["drag"]["back"] if r["drag"] else None  # None: no picture came as a widget message
-        print(f"| {r['name']} | " + " | ".join(f"{r['hops'].get(h, float('nan')):.1f}" for h in HOPS)
-              + f" | {r['p50']:.1f} | " + ("–" if back is None else f"{back:.1f}") + " |")
+        # "–": no drag, or no picture came as a widget message (the baseline's are display data)
+        drag_cells = [r["drag"].get(h) if r["drag"] else None for h in dragging]
+        print(f"| {r['name']} | " + " | ".join(f"{r['hops'].get(h, float('nan')):.1f}" for h in shown)
+              + f" | {r['p50']:.1f} | " + " | ".join("–" if v is None else f"{v:.1f}" for v in drag_cells)
+              + " |")
 
 
 def main(argv=None) -> int:
@@ -386,10 +455,15 @@ def main(argv=None) -> int:
     parser.add_argument("--settings", type=Path, default=SETTINGS, metavar="DIR",
                         help="a folder of server config and JupyterLab overrides to measure with "
                              "(default: the course's, lab-settings/)")
+    parser.add_argument("--server-times", action="store_true",
+                        help="also log when jupyter-server writes each kernel message to the WebSocket, "
+                             "and split the trip back into the server's part and the page's")
     parser.add_argument("--lab-defaults", action="store_true",
                         help="run Jupyter with its own default settings instead of the course's "
                              "(lab-settings/, as the README's launch command and Binder use)")
     args = parser.parse_args(argv)
+    if args.server_times and args.lab_defaults:
+        parser.error("--server-times adds to the course's server config; it cannot run with --lab-defaults")
     if args.no_echo:
         os.environ["JUPYTER_WIDGETS_ECHO"] = "0"  # inherited by JupyterLab and its kernels
     if find_chromium() is None:
@@ -410,20 +484,25 @@ def main(argv=None) -> int:
     half = max(1, args.moves // 2)
     reference = {"baseline": [], "floor": []}
     rows = []
-    with tempfile.TemporaryDirectory(prefix="latency-") as folder:
+    with tempfile.TemporaryDirectory(prefix="latency-") as folder, \
+            tempfile.TemporaryDirectory(prefix="latency-server-") as server_folder:
         for path in notebooks:
             shutil.copy(path, folder)
         build_reference(Path(folder))
-        with JupyterLab(folder, settings=None if args.lab_defaults else args.settings.resolve()) as lab, \
-                chromium() as browser:
+        settings = None if args.lab_defaults else args.settings.resolve()
+        server = None
+        if args.server_times:  # outside the notebooks' folder, so JupyterLab does not list it
+            server = ServerTimes(settings, Path(server_folder))
+            settings = server.settings
+        with JupyterLab(folder, settings=settings) as lab, chromium() as browser:
             page = browser.new_page()
             page.add_init_script(WATCH)
 
             def measure_reference(moves, first):
                 open_and_run(page, lab, REFERENCE)
                 found = panels(page)  # the interact output, then the floor
-                reference["baseline"] += measure_moves(page, found[0]["cell"], moves, first)
-                reference["floor"] += measure_moves(page, found[1]["cell"], moves, first)
+                reference["baseline"] += measure_moves(page, found[0]["cell"], moves, first, server)
+                reference["floor"] += measure_moves(page, found[1]["cell"], moves, first, server)
                 lab.shutdown_kernels()
                 return found
 
@@ -432,8 +511,8 @@ def main(argv=None) -> int:
                 t0 = time.monotonic()
                 open_and_run(page, lab, path.name)
                 for k, panel in enumerate(panels(page)):
-                    moves = measure_moves(page, panel["cell"], args.moves)
-                    dragged = None if args.no_drag else drag(page, panel["cell"])
+                    moves = measure_moves(page, panel["cell"], args.moves, server=server)
+                    dragged = None if args.no_drag else drag(page, panel["cell"], server=server)
                     what = ", ".join(panel["groups"] + [lbl for lbl in panel["labels"]
                                                         if not lbl.startswith("[")]) or f"panel {k + 1}"
                     r = row(f"{path.stem} ({what})", moves, dragged)
@@ -445,7 +524,7 @@ def main(argv=None) -> int:
                 print(f"  ({path.name}: {time.monotonic() - t0:.0f} s)", flush=True)
             measure_reference(args.moves - half, half)
             open_and_run(page, lab, REFERENCE)
-            drags = {} if args.no_drag else {kind: drag(page, panel["cell"])
+            drags = {} if args.no_drag else {kind: drag(page, panel["cell"], server=server)
                                              for kind, panel in zip(("baseline", "floor"), panels(page))}
             lab.shutdown_kernels()
 
@@ -457,7 +536,8 @@ def main(argv=None) -> int:
     print_tables(rows, baseline, floor, args, time.monotonic() - started)
     print(f"\nproduced by: python benchmarks/slider_latency.py --moves {args.moves}"
           + (f" --notebooks {' '.join(args.notebooks)}" if args.notebooks else "")
-          + (" --no-echo" if args.no_echo else ""))
+          + (" --no-echo" if args.no_echo else "") + (" --server-times" if args.server_times else "")
+          + (" --lab-defaults" if args.lab_defaults else ""))
     return 0
 
 

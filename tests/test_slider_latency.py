@@ -1,0 +1,77 @@
+"""The slider benchmark's --server-times: the config it adds logs each kernel message
+the server writes, and the trip back splits at that write into two parts that add up.
+
+(The benchmark itself needs Chromium and minutes; these check its arithmetic and
+the server config it writes, without a browser.)
+"""
+
+import importlib.util
+import json
+
+import pytest
+from jupyter_client.session import Session
+from notebook_tools import ROOT
+from traitlets.config import Config
+
+spec = importlib.util.spec_from_file_location("slider_latency", ROOT / "benchmarks" / "slider_latency.py")
+slider_latency = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(slider_latency)
+
+
+def _course_config(server):
+    """Run the config file the way Jupyter does (get_config() defined), in its own folder."""
+    c = Config()
+    path = server.settings / "jupyter_server_config.py"
+    exec(compile(path.read_text(), str(path), "exec"),
+         {"get_config": lambda: c, "__file__": str(path), "__name__": "jupyter_server_config"})
+    return c
+
+
+def test_server_times_config_logs_each_message_the_server_writes(tmp_path, monkeypatch):
+    server = slider_latency.ServerTimes(slider_latency.SETTINGS, tmp_path)
+    assert (server.settings / "overrides.json").is_file()  # the course's overrides go along
+    c = _course_config(server)
+    timed = c.ServerApp.kernel_websocket_connection_class
+    # It wraps the course's own connection (the one without Nagle's delay), not the plain one.
+    assert [k.__name__ for k in timed.__mro__[:2]] == ["_TimedConnection", "NoDelayKernelConnection"]
+    assert c.LabApp.app_settings_dir == str(server.settings)
+
+    written = []
+    base = timed.__mro__[1]
+    monkeypatch.setattr(base, "handle_outgoing_message", lambda self, stream, msg: written.append(msg))
+    session = Session(key=b"")
+    message = session.msg("status", {"execution_state": "busy"})
+    connection = object.__new__(timed)  # no server around it: only what the method uses
+    monkeypatch.setattr(timed, "session", session, raising=False)
+    parts = session.serialize(message)
+    connection.handle_outgoing_message("iopub", parts)
+
+    assert written == [parts]  # the message still goes to the WebSocket, unchanged
+    assert server.wrote(message["header"]["msg_id"]) is not None
+    assert server.wrote("some other id") is None
+    logged_id, _ = json.loads(server.log.read_text().splitlines()[-1])
+    assert logged_id == message["header"]["msg_id"]
+
+
+def test_the_trip_back_splits_at_the_server_write_into_parts_that_add_up(tmp_path):
+    class Wrote:  # the server wrote the picture 1003.5 ms after the page's time origin
+        def wrote(self, msg_id):
+            return {"picture": 5000.0 + 1003.5}.get(msg_id)
+
+    hop = {"origin": 5000.0, "key": 980.0, "sent": 981.0, "busy": 983.0, "pictureSent": 1000.0,
+           "pictureHere": 1010.0, "pictureId": "picture", "view": 1010.5, "decoded": 1015.0, "frame": 1020.0}
+    split = slider_latency.hops(hop, Wrote())
+    assert split["back"] == 10.0
+    assert (split["server"], split["page"]) == (3.5, 6.5)
+    assert split["server"] + split["page"] == split["back"]
+    assert "server" not in slider_latency.hops(hop)  # without --server-times: one "back" hop
+    assert "server" not in slider_latency.hops(dict(hop, pictureId="not logged"), Wrote())
+    assert sum(slider_latency.hops(hop).values()) == hop["frame"] - hop["key"]
+
+
+def test_server_times_refuses_jupyters_own_settings(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        slider_latency.main(["--server-times", "--lab-defaults"])
+    assert stopped.value.code == 2
+    assert "--server-times" in capsys.readouterr().err
+
