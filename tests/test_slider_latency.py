@@ -75,3 +75,38 @@ def test_server_times_refuses_jupyters_own_settings(capsys):
     assert stopped.value.code == 2
     assert "--server-times" in capsys.readouterr().err
 
+
+
+spec = importlib.util.spec_from_file_location("page_trace", ROOT / "benchmarks" / "page_trace.py")
+page_trace = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(page_trace)
+
+
+def _event(name, ts, dur=None, thread=1, **data):
+    event = {"name": name, "ts": ts, "pid": 1, "tid": thread, "ph": "X" if dur is not None else "I",
+             "args": {"data": data}}
+    if dur is not None:
+        event["dur"] = dur
+    return event
+
+
+def test_page_trace_sums_main_thread_tasks_by_kind_within_the_window():
+    task = "ThreadControllerImpl::RunTask"
+    events = [
+        _event("TimeStamp", 1_000, message=page_trace.MARK),
+        _event(task, 2_000, 3_000), _event("ProxyMain::BeginMainFrame", 2_100, 2_800),  # a 3 ms frame
+        _event("Paint", 2_200, 1_000), _event("Layerize", 3_300, 500),
+        _event(task, 6_000, 2_000), _event("FunctionCall", 6_100, 1_500, functionName="_onWSMessage"),
+        _event(task, 9_000, 1_500), _event("MessagePort::Accept", 9_100, 1_300),  # React's scheduler
+        _event(task, 11_000, 400), _event("EventDispatch", 11_050, 300, type="keyup"),
+        _event(task, 12_000, 700),  # nothing recognisable inside
+        _event(task, 3_000, 9_000, thread=2),  # another thread: not the page's
+        _event(task, 60_000, 5_000),  # after the 40 ms window
+    ]
+    result = page_trace.summarise(events, dragging=False, window_ms=40)
+    assert result["keydowns"] == 1 and result["span_ms"] == 40
+    assert result["busy"] == {"frame": 3.0, "messages": 2.0, "React": 1.5, "keys": 0.4, "other": 0.7}
+    assert result["frame_phases"] == {"Paint": 1.0, "Layerize": 0.5}
+    # A drag counts from the first keydown to 100 ms after the last: the late task too.
+    assert page_trace.summarise(events, dragging=True, window_ms=40)["busy"]["frame"] == 3.0
+    assert page_trace.summarise(events, dragging=True, window_ms=40)["busy"]["other"] == 5.7
