@@ -1,7 +1,8 @@
 """Slider-to-pixels latency of every live panel in the notebooks, in a real
 JupyterLab in headless Chromium.
 
-    python benchmarks/slider_latency.py [--notebooks 00 03] [--moves 30] [--markdown]
+    python benchmarks/slider_latency.py [--notebooks 00 03] [--moves 30] [--no-drag]
+                                        [--server-times] [--lab-defaults]
 
 Opens each notebook (notebooks/NN_*.ipynb, all of them unless --notebooks
 names some), runs it, and finds every live panel in it: every cell output
@@ -38,7 +39,8 @@ both clocks are this machine's):
   frame     -> the next animation frame
 
 Then a drag per panel: from the value the notebook set, 30 key presses 10 ms
-apart towards the farther end (and back from an end), faster than any redraw.
+apart towards the farther end (and back from an end), faster than any redraw
+(with the driver's own round trips, about a second in all).
 It counts the pictures per second the page shows while dragging and checks
 that the last one shows the last value (no queue of stale redraws).
 
