@@ -41,8 +41,12 @@ PHASES = ("UpdateLayoutTree", "Layout", "PrePaint", "Paint", "Layerize", "Commit
 
 def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = sl.SETTINGS) -> list[dict]:
     """The trace events of the moves (or the drag), as Chromium writes them."""
+    found = sorted((sl.ROOT / "notebooks").glob(f"{nb}_*.ipynb"))
+    if len(found) != 1:
+        names = [p.name for p in found]
+        raise SystemExit(f"need one notebook numbered {nb!r} in notebooks/, found {names or 'none'}")
+    path = found[0]
     with tempfile.TemporaryDirectory(prefix="trace-") as folder:
-        (path,) = [p for p in (sl.ROOT / "notebooks").glob(f"{nb}_*.ipynb")]
         shutil.copy(path, folder)
         with sl.JupyterLab(folder, settings=settings) as lab, sl.chromium() as browser:
             page = browser.new_page()
@@ -62,8 +66,12 @@ def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = sl.
             else:
                 sl.measure_moves(page, cell, moves)
             cdp.send("Tracing.end")
-            while not done:
+            for _ in range(1200):  # Chromium writes the trace out within a minute
+                if done:
+                    break
                 page.wait_for_timeout(50)
+            else:
+                raise RuntimeError("Chromium did not finish writing the trace within a minute")
             chunks = []
             while True:
                 part = cdp.send("IO.read", {"handle": done[0]["stream"], "size": 1 << 20})
@@ -76,6 +84,7 @@ def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = sl.
 
 
 def kind(children: list[dict]) -> str:
+    """What one main-thread task was, from the events inside it."""
     names = {e["name"] for e in children}
     functions = {_data(e).get("functionName") for e in children if e["name"] == "FunctionCall"}
     if "ProxyMain::BeginMainFrame" in names:
