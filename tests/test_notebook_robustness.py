@@ -101,6 +101,7 @@ def edited(nb, key):
     return nb, nb.cells.index(cells[0])
 
 
+@pytest.mark.robustness
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_run_all_twice_tweak_an_input_and_drag_every_slider_to_its_ends(path):
     nb = read(path)
