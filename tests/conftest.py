@@ -6,6 +6,8 @@
 - `course_maker`: scripts/make_nbgrader_course.py as a module, the one place that
   knows how answer cells and check cells are recognised.
 - `exercise_notebooks`: the numbered notebooks that hold at least one exercise.
+- After a run that included browser tests, the summary names the folder of their
+  screenshots (written by tests/test_browser.py), so CI can keep it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def _load_course_maker():
 
 
 COURSE_MAKER = _load_course_maker()
+
+
 def _has_exercises(path) -> bool:
     try:
         return bool(COURSE_MAKER.exercises(read(path)))
@@ -52,3 +56,14 @@ def course_maker():
 @pytest.fixture(scope="session")
 def exercise_notebooks():
     return EXERCISE_NOTEBOOKS
+
+
+def pytest_terminal_summary(terminalreporter):
+    # Here, in the process that reports, because the tests may run in worker processes.
+    ran = any(getattr(report, "nodeid", "").startswith("tests/test_browser.py")
+              for reports in terminalreporter.stats.values() for report in reports)
+    shots = ROOT / "test-artifacts" / "screenshots"
+    if ran and shots.exists():
+        count = len(list(shots.glob("*.png")))
+        where = shots.relative_to(ROOT)
+        terminalreporter.write_line(f"browser tests: {count} screenshot{'s' * (count != 1)} in {where}/")

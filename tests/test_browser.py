@@ -65,7 +65,7 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def lab(browser, tmp_path_factory, pytestconfig):
+def lab(browser, tmp_path_factory):
     folder = tmp_path_factory.mktemp("notebooks")
     shutil.copytree(ROOT / "notebooks", folder, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -73,11 +73,6 @@ def lab(browser, tmp_path_factory, pytestconfig):
         old.unlink()
     with JupyterLab(folder) as server:
         yield server
-    # Named in the log even without -s (capture off for a moment), so CI can keep the folder.
-    shots = sorted(SHOTS.glob("*.png")) if SHOTS.exists() else []
-    with pytestconfig.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
-        pytestconfig.pluginmanager.get_plugin("terminalreporter").write_line(
-            f"browser tests: {len(shots)} screenshots in {SHOTS.relative_to(ROOT)}/")
     assert not server.left_behind, f"processes survived the server's shutdown: {server.left_behind}"
 
 
