@@ -5,10 +5,10 @@ import numpy as np
 import attention_helpers as ah
 
 
-def my_softmax(x):
+def my_softmax(S):
     """Exercise 1: a stable softmax along the last axis (each row sums to 1)."""
-    x = np.asarray(x, dtype=float)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    S = np.asarray(S, dtype=float)
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 
 

@@ -48,8 +48,8 @@ MISTAKES = {
                               "you returned K @ Q.T"),
     "03_scaling_by_sqrt_dk": ("check_scaled_attention", "def my_attention(Q, K, V):\n"
                               "    return ah.softmax(Q @ K.T) @ V", "you forgot to scale"),
-    "04_softmax": ("check_stable_softmax", "def my_softmax(x):\n"
-                   "    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)", "exp(800) overflows"),
+    "04_softmax": ("check_stable_softmax", "def my_softmax(S):\n"
+                   "    return np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)", "exp(800) overflows"),
     "05_weighted_sum_and_self_attention": (
         "check_masked_attention", "def my_attention(Q, K, V, mask=None):\n"
         "    return ah.softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V", "the mask had no effect"),
