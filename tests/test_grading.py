@@ -55,6 +55,22 @@ MISTAKES = {
         "    return ah.softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V", "the mask had no effect"),
     "06_kv_cache_gqa": ("check_kv_head", "def my_kv_head(i, h_q, h_kv):\n    return i % h_kv",
                         "dealt the query heads out in turn"),
+    "07_positions_and_rope": (
+        "check_rope", "def my_rope(x, positions):\n"
+        "    d = x.shape[1]\n"
+        "    angle = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)\n"
+        "    out = np.empty_like(x)\n"
+        "    out[:, 0::2] = x[:, 0::2] * np.cos(angle) + x[:, 1::2] * np.sin(angle)\n"
+        "    out[:, 1::2] = -x[:, 0::2] * np.sin(angle) + x[:, 1::2] * np.cos(angle)\n"
+        "    return out", "you turned clockwise"),
+    "08_the_decoder_block": ("check_pre_norm_block", "def my_block(X, attention, ffn, norm):\n"
+                             "    h = X + attention(norm(X))\n    return ffn(norm(h))",
+                             "the second residual is missing"),
+    "09_tiled_attention": ("check_online_update", "def my_online_update(m, row_sum, acc, scores, values):\n"
+                           "    m_new = max(m, scores.max())\n"
+                           "    p = np.exp(scores - m_new)\n"
+                           "    return m_new, row_sum * np.exp(m - m_new) + p.sum(), acc + p @ values",
+                           "acc was not rescaled"),
 }
 
 
