@@ -408,7 +408,7 @@ def open_and_run(page, lab, name: str) -> None:
 
 def row(name, moves, dragged=None) -> dict:
     times = [m["t"] for m in moves]
-    hop_lists = {h: [m["hops"][h] for m in moves if h in m["hops"]] for h in SPLIT_HOPS + HOPS[3:4]}
+    hop_lists = {h: [m["hops"][h] for m in moves if h in m["hops"]] for h in HOPS + ["server", "page"]}
     return {"name": name, "p50": statistics.median(times), "p95": percentile(times, 95), "min": min(times),
             "hops": {h: statistics.median(v) for h, v in hop_lists.items() if v}, "drag": dragged,
             "moves": len(times)}

@@ -1,8 +1,10 @@
-"""The slider benchmark's --server-times: the config it adds logs each kernel message
-the server writes, and the trip back splits at that write into two parts that add up.
+"""The slider benchmark's own logic, without a browser (the benchmark itself needs
+Chromium and minutes):
 
-(The benchmark itself needs Chromium and minutes; these check its arithmetic and
-the server config it writes, without a browser.)
+- --server-times: the config it adds logs each kernel message the server writes, and
+  the trip back splits at that write into two parts that add up;
+- page_trace.py sums the page's main-thread tasks by kind, within the window;
+- each target is judged on the unrounded figures.
 """
 
 import importlib.util
@@ -53,7 +55,7 @@ def test_server_times_config_logs_each_message_the_server_writes(tmp_path, monke
     assert logged_id == message["header"]["msg_id"]
 
 
-def test_the_trip_back_splits_at_the_server_write_into_parts_that_add_up(tmp_path):
+def test_the_trip_back_splits_at_the_server_write_into_parts_that_add_up():
     class Wrote:  # the server wrote the picture 1003.5 ms after the page's time origin
         def wrote(self, msg_id):
             return {"picture": 5000.0 + 1003.5}.get(msg_id)
@@ -74,7 +76,6 @@ def test_server_times_refuses_jupyters_own_settings(capsys):
         slider_latency.main(["--server-times", "--lab-defaults"])
     assert stopped.value.code == 2
     assert "--server-times" in capsys.readouterr().err
-
 
 
 spec = importlib.util.spec_from_file_location("page_trace", ROOT / "benchmarks" / "page_trace.py")
