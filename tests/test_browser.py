@@ -267,6 +267,36 @@ def test_with_the_course_settings_a_slider_move_runs_in_the_kernels_main_thread(
     assert threads == ["MainThread"] * 3, threads
 
 
+def test_with_the_course_settings_a_busy_kernel_shows_in_the_status_bar_only(lab, page):
+    """lab-settings/ switches off the notebook toolbar's busy indicator and the tab icon that
+    flips at every busy and idle (two page redraws per slider move; see the README's
+    performance section). A student still sees a running cell: [*] beside it and "Busy"
+    in the status bar, and "Idle" there when it is done."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("import time\ntime.sleep(4)")]
+    nbformat.write(nb, lab.root / "_busy.ipynb")
+    open_notebook(page, lab, "_busy.ipynb")
+    page.evaluate("""async () => {
+        await window.jupyterapp.shell.currentWidget.sessionContext.ready;
+        window.jupyterapp.commands.execute('notebook:run-all-cells');  // not awaited: it runs 4 s
+    }""")
+    page.wait_for_function("document.querySelector('#jp-main-statusbar').innerText.includes('| Busy')",
+                           timeout=30_000)
+    assert page.inner_text(".jp-InputArea-prompt").strip() == "[*]:"
+    toolbar = page.evaluate("""[...document.querySelectorAll('.jp-NotebookPanel-toolbar [data-jp-item-name]')]
+                               .map(item => item.dataset.jpItemName)""")
+    assert "kernelName" in toolbar and "executionProgress" not in toolbar, toolbar
+    icon = page.evaluate("""[...document.querySelectorAll('link.favicon')]
+                            .map(link => link.className + ' ' + link.rel)""")
+    assert "idle favicon icon" in icon and "busy favicon " in icon, icon  # the idle icon stays on
+    page.wait_for_function("document.querySelector('#jp-main-statusbar').innerText.includes('| Idle')",
+                           timeout=30_000)
+
+
 def test_stopping_jupyterlab_leaves_no_process_behind(tmp_path):
     """The server stops with its kernels, even when a kernel is still running."""
     with JupyterLab(tmp_path) as server:

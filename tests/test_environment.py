@@ -178,6 +178,10 @@ def test_every_launch_and_binder_use_the_course_settings():
     assert overrides["@jupyterlab/apputils-extension:notification"] == {"checkForUpdates": False,
                                                                         "fetchNews": "false"}
     assert overrides["@jupyterlab/apputils-extension:kernels-settings"] == {"commsOverSubshells": "disabled"}
+    assert overrides["@jupyterlab/notebook-extension:panel"] == {
+        "toolbar": [{"name": "executionProgress", "disabled": True}]}
+    page_config = json.loads((ROOT / "lab-settings" / "labconfig" / "page_config.json").read_text())
+    assert page_config == {"disabledExtensions": {"@jupyterlab/application-extension:faviconbusy": True}}
     commands = _readme_lab_commands()
     assert len(commands) == 2, commands  # the venv and the conda launch
     for command in commands:
@@ -186,6 +190,30 @@ def test_every_launch_and_binder_use_the_course_settings():
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "cp lab-settings/overrides.json" in post_build
     assert "cat lab-settings/jupyter_server_config.py >>" in post_build
+
+
+def test_binder_postbuild_puts_the_course_settings_into_the_image_prefix(tmp_path):
+    """Run binder/postBuild as repo2docker does (from the repository, NB_PYTHON_PREFIX set),
+    into a prefix that already has a page config of its own: the server config, the
+    overrides and the switched-off plugins land where Jupyter reads them, and the
+    image's own page config keeps what it had."""
+    import json
+
+    labconfig = tmp_path / "etc" / "jupyter" / "labconfig"
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": ["some:plugin"],
+                                                            "hubHost": "example"}))
+    env = dict(os.environ, NB_PYTHON_PREFIX=str(tmp_path),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run(["bash", "binder/postBuild"], cwd=ROOT, env=env, check=True, timeout=60)
+
+    server_config = (tmp_path / "etc" / "jupyter" / "jupyter_server_config.py").read_text()
+    assert server_config == (ROOT / "lab-settings" / "jupyter_server_config.py").read_text()
+    overrides = tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert overrides.read_text() == (ROOT / "lab-settings" / "overrides.json").read_text()
+    assert json.loads((labconfig / "page_config.json").read_text()) == {
+        "disabledExtensions": {"some:plugin": True, "@jupyterlab/application-extension:faviconbusy": True},
+        "hubHost": "example"}
 
 
 class _Handler:
@@ -256,6 +284,15 @@ def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path
                 assert default("@jupyterlab/apputils-extension:kernels-settings",
                                "commsOverSubshells") == "disabled"
                 assert default("@jupyterlab/apputils-extension:notification", "fetchNews") == "false"
+                assert {"name": "executionProgress", "disabled": True} in default(
+                    "@jupyterlab/notebook-extension:panel", "toolbar")
+                page = urllib.request.Request(f"http://127.0.0.1:{port}/lab",
+                                              headers={"Authorization": f"token {token}"})
+                with urllib.request.urlopen(page, timeout=10) as response:
+                    html = response.read().decode()
+                config_data = r'<script id="jupyter-config-data" type="application/json">(.*?)</script>'
+                page_config = json.loads(re.search(config_data, html, re.S).group(1))
+                assert "@jupyterlab/application-extension:faviconbusy" in page_config["disabledExtensions"]
                 break
             except OSError:
                 assert server.poll() is None, (tmp_path / "log").read_text()
