@@ -50,6 +50,7 @@ CHROMIUM_FLAGS = [
     "--disable-dev-shm-usage",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+QUIET_MS = 500  # run_all: how long the kernel must have been idle with every request answered
 
 
 def find_chromium() -> str | None:
@@ -281,18 +282,23 @@ def run_all(page, timeout: float = 300_000) -> list[dict]:
     # The command's promise settles at the first error (even an expected one,
     # in a raises-exception cell) while later cells may still run: so count
     # execute requests and replies, and wait until every request is answered.
+    # That alone once let the cells be read while 06's last cell still had no
+    # execution count (its reply counted, the cell not yet updated): so it must
+    # hold for QUIET_MS in a row.
     page.evaluate(f"""() => {{
         const kernel = {_CURRENT}.sessionContext.session.kernel;
-        const n = window.__executes = {{sent: 0, answered: 0, settled: false}};
+        const n = window.__executes = {{sent: 0, answered: 0, settled: false, doneSince: null}};
         kernel.anyMessage.connect((_, {{msg, direction}}) => {{
             if (msg.header.msg_type === 'execute_request' && direction === 'send') n.sent++;
             if (msg.header.msg_type === 'execute_reply' && direction === 'recv') n.answered++;
         }});
         window.jupyterapp.commands.execute('notebook:run-all-cells').finally(() => {{ n.settled = true; }});
     }}""")
-    page.wait_for_function("""() => { const n = window.__executes;
-        return n.settled && n.sent > 0 && n.answered === n.sent && window.__kernelIdle(); }""",
-                           timeout=timeout, polling=100)
+    page.wait_for_function(f"""() => {{ const n = window.__executes, now = performance.now();
+        const done = n.settled && n.sent > 0 && n.answered === n.sent && window.__kernelIdle();
+        if (!done) {{ n.doneSince = null; return false; }}
+        if (n.doneSince === null) n.doneSince = now;
+        return now - n.doneSince >= {QUIET_MS}; }}""", timeout=timeout, polling=50)
     return cells(page)
 
 
