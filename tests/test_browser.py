@@ -233,21 +233,27 @@ def test_notebook_runs_and_every_slider_redraws(notebook, lab, page):
     print(f"{notebook.name}: {len(cells)} code cells and {n} sliders in {time.monotonic() - t0:.1f} s")
 
 
-def test_with_the_course_settings_a_slider_move_runs_in_the_kernels_main_thread(lab, page):
-    """lab-settings/overrides.json (used by the README's launch command, Binder and these tests)
-    keeps widget messages off JupyterLab's kernel subshells: in order with the cells, and
-    faster (see the README's performance section). With JupyterLab's default the second
-    move already runs in a subshell thread."""
+def _open_one_cell_notebook(page, lab, name: str, source: str) -> None:
+    """Write a notebook of one code cell into the server's folder and open it."""
     import nbformat
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(
-        "import threading, ipywidgets\nthreads = []\nslider = ipywidgets.IntSlider()\n"
-        "slider.observe(lambda change: threads.append(threading.current_thread().name), 'value')\nslider")]
-    nbformat.write(nb, lab.root / "_threads.ipynb")
-    open_notebook(page, lab, "_threads.ipynb")
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    nbformat.write(nb, lab.root / name)
+    open_notebook(page, lab, name)
+
+
+def test_with_the_course_settings_a_slider_move_runs_in_the_kernels_main_thread(lab, page):
+    """lab-settings/overrides.json (used by the README's launch command, Binder and these tests)
+    keeps widget messages off JupyterLab's kernel subshells: in order with the cells, and
+    faster (see the README's performance section). With JupyterLab's default the second
+    move already runs in a subshell thread."""
+    _open_one_cell_notebook(page, lab, "_threads.ipynb",
+                            "import threading, ipywidgets\nthreads = []\nslider = ipywidgets.IntSlider()\n"
+                            "slider.observe(lambda change: threads.append(threading.current_thread().name), "
+                            "'value')\nslider")
     run_all(page)
     handle = page.wait_for_selector(".jp-OutputArea .noUi-handle")
     handle.focus()
@@ -272,14 +278,7 @@ def test_with_the_course_settings_a_busy_kernel_shows_in_the_status_bar_only(lab
     flips at every busy and idle (two page redraws per slider move; see the README's
     performance section). A student still sees a running cell: [*] beside it and "Busy"
     in the status bar, and "Idle" there when it is done."""
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell("import time\ntime.sleep(4)")]
-    nbformat.write(nb, lab.root / "_busy.ipynb")
-    open_notebook(page, lab, "_busy.ipynb")
+    _open_one_cell_notebook(page, lab, "_busy.ipynb", "import time\ntime.sleep(4)")
     page.evaluate("""async () => {
         await window.jupyterapp.shell.currentWidget.sessionContext.ready;
         window.jupyterapp.commands.execute('notebook:run-all-cells');  // not awaited: it runs 4 s
