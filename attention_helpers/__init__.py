@@ -8,7 +8,7 @@ Modules, left to right in the direction data flows:
 examples -> core -> plots -> widgets; checks sits beside core.
 """
 
-from . import checks, core, examples, plots, widgets
+from . import checks, core, examples, kv_designs, plots, widgets
 from .core import (
     KVCache,
     apply_rope,
@@ -24,6 +24,7 @@ from .core import (
     softmax,
     tiled_attention,
 )
+from .kv_designs import attention_with_sinks, sliding_window_mask
 from .plots import Bars, Heatmap, bar_chart, heatmap, vectors_2d
 from .widgets import Panel, matrix_sliders
 
@@ -35,4 +36,5 @@ __all__ = [
     "self_attention", "softmax", "apply_rope", "tiled_attention",
     "Bars", "Heatmap", "bar_chart", "heatmap", "vectors_2d",
     "Panel", "matrix_sliders",
+    "kv_designs", "attention_with_sinks", "sliding_window_mask",
 ]

@@ -30,8 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tools"))
-from notebook_tools import client_for, read, run_cells, run_code  # noqa: E402
 from test_notebook_robustness import SWEEP  # noqa: E402
+
+from tools.notebooks import client_for, read, run_cells, run_code  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 KERNEL_BUDGET_MIB = 150   # per notebook kernel; tested

@@ -3,7 +3,7 @@
 - Every test starts with grading mode off, whatever ATTENTION_GRADING says in the
   shell that runs pytest: exercise tests look at failed Check results, which
   grading mode would turn into exceptions.
-- `course_maker`: scripts/make_nbgrader_course.py as a module, the one place that
+- `course_maker`: scripts/make_nbgrader_course.py, the one place that
   knows how answer cells and check cells are recognised.
 - `exercise_notebooks`: the numbered notebooks that hold at least one exercise.
 - After a run that included browser tests, the summary names the folder of their
@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
-from notebook_tools import NOTEBOOKS, ROOT, read
 
 import attention_helpers as ah
+from scripts import make_nbgrader_course
+from tools.notebooks import NOTEBOOKS, ROOT, read
 
 
 @pytest.fixture(autouse=True)
@@ -27,15 +26,7 @@ def grading_off(monkeypatch):
         yield
 
 
-def _load_course_maker():
-    path = ROOT / "scripts" / "make_nbgrader_course.py"
-    spec = importlib.util.spec_from_file_location("make_nbgrader_course", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-COURSE_MAKER = _load_course_maker()
+COURSE_MAKER = make_nbgrader_course  # a module: the fixture below hands it out
 
 
 def _has_exercises(path) -> bool:

@@ -3,9 +3,9 @@
 
 import numpy as np
 import pytest
-from notebook_tools import ROOT, load_solutions, notebook_value
 
 import attention_helpers as ah
+from tools.notebooks import ROOT, load_solutions, notebook_value
 
 nb00 = load_solutions("00")
 NOTEBOOK = ROOT / "notebooks" / "00_input_matrix.ipynb"

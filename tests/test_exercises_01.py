@@ -5,11 +5,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from notebook_tools import code_sources, load_solutions
-from notebook_tools import hint as _message
 
 import attention_helpers as ah
 from attention_helpers.checks import check_key_entry, check_qkv, check_qkv_shapes
+from tools.notebooks import code_sources, load_solutions
+from tools.notebooks import hint as _message
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "01_qkv_projections.ipynb"

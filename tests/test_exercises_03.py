@@ -5,10 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from notebook_tools import load_solutions
 
 import attention_helpers as ah
 from attention_helpers.checks import check_dot_variance, check_scaled_attention
+from tools.notebooks import load_solutions
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "03_scaling_by_sqrt_dk.ipynb"

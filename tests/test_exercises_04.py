@@ -5,10 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from notebook_tools import load_solutions, notebook_value
 
 import attention_helpers as ah
 from attention_helpers import checks, core
+from tools.notebooks import load_solutions, notebook_value
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "04_softmax.ipynb"

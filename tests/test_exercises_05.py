@@ -5,8 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from notebook_tools import code_sources, load_solutions
-from notebook_tools import hint as _message
 
 import attention_helpers as ah
 from attention_helpers.checks import (
@@ -15,6 +13,8 @@ from attention_helpers.checks import (
     check_output_row,
     check_padding_mask,
 )
+from tools.notebooks import code_sources, load_solutions
+from tools.notebooks import hint as _message
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "05_weighted_sum_and_self_attention.ipynb"

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from notebook_tools import hint as _message
-from notebook_tools import load_solutions, notebook_value
 
 import attention_helpers as ah
 from attention_helpers.checks import check_decode_step, check_kv_head, check_mistral_cache_bytes
+from tools.notebooks import hint as _message
+from tools.notebooks import load_solutions, notebook_value
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "06_kv_cache_gqa.ipynb"

@@ -3,10 +3,10 @@ and each typical wrong answer gets its own hint."""
 
 import numpy as np
 import pytest
-from notebook_tools import ROOT, load_solutions, notebook_values
-from notebook_tools import hint as _message
 
 from attention_helpers.checks import check_rope, check_rotate_pair, check_same_score_position
+from tools.notebooks import ROOT, load_solutions, notebook_values
+from tools.notebooks import hint as _message
 
 sol = load_solutions("07")
 

@@ -2,10 +2,10 @@
 and each typical wrong answer gets its own hint."""
 
 import pytest
-from notebook_tools import ROOT, load_solutions, notebook_values
-from notebook_tools import hint as _message
 
 from attention_helpers.checks import check_block_params, check_pre_norm_block
+from tools.notebooks import ROOT, load_solutions, notebook_values
+from tools.notebooks import hint as _message
 
 sol = load_solutions("08")
 D, F = 768, 3072

@@ -6,7 +6,8 @@ import ast
 
 import pytest
 from conftest import COURSE_MAKER, EXERCISE_NOTEBOOKS
-from notebook_tools import ROOT, ids, read
+
+from tools.notebooks import ROOT, ids, read
 
 # computations a stub may not contain: the answer is the learner's to write
 COMPUTING = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript, ast.Compare,

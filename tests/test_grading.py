@@ -29,7 +29,8 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 from conftest import COURSE_MAKER, EXERCISE_NOTEBOOKS
-from notebook_tools import ROOT
+
+from tools.notebooks import ROOT
 
 pytestmark = pytest.mark.grading
 

@@ -12,8 +12,9 @@ import importlib.util
 import re
 
 import yaml
-from notebook_tools import ROOT
 from test_environment import RUNTIME
+
+from tools.notebooks import ROOT
 
 spec = importlib.util.spec_from_file_location("kernel_memory", ROOT / "benchmarks" / "kernel_memory.py")
 kernel_memory = importlib.util.module_from_spec(spec)

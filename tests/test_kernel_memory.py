@@ -9,7 +9,8 @@ import importlib.util
 import sys
 
 import pytest
-from notebook_tools import ROOT
+
+from tools.notebooks import ROOT
 
 spec = importlib.util.spec_from_file_location("kernel_memory", ROOT / "benchmarks" / "kernel_memory.py")
 kernel_memory = importlib.util.module_from_spec(spec)

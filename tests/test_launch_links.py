@@ -14,7 +14,8 @@ import sys
 
 import numpy as np
 import pytest
-from notebook_tools import ROOT, read
+
+from tools.notebooks import ROOT, read
 
 spec = importlib.util.spec_from_file_location("set_repository", ROOT / "scripts" / "set_repository.py")
 set_repository = importlib.util.module_from_spec(spec)

@@ -9,7 +9,8 @@ h for anything but a head, k as a loop counter (k is a key).
 import re
 
 import pytest
-from notebook_tools import ROOT, read
+
+from tools.notebooks import ROOT, read
 
 COURSE = sorted((ROOT / "notebooks").glob("*.ipynb"))
 GUIDE = ROOT / "notebooks" / "README.md"

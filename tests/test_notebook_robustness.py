@@ -12,7 +12,18 @@ import re
 from pathlib import Path
 
 import pytest
-from notebook_tools import NOTEBOOKS, client_for, compared, ids, read, run_cells, run_code, tags, text_outputs
+
+from tools.notebooks import (
+    NOTEBOOKS,
+    client_for,
+    compared,
+    ids,
+    read,
+    run_cells,
+    run_code,
+    tags,
+    text_outputs,
+)
 
 # Runs inside the notebook's kernel after the notebook: every Panel the
 # notebook made, every slider to its minimum and maximum, warnings as errors;

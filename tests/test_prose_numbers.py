@@ -16,7 +16,8 @@ allow-list below.
 import re
 
 import pytest
-from notebook_tools import NOTEBOOKS, compared, ids, read, text_outputs
+
+from tools.notebooks import NOTEBOOKS, compared, ids, read, text_outputs
 
 # Numbers a notebook states that no cell computes, each with its reason.
 ALLOWED = {

@@ -12,8 +12,9 @@ import json
 
 import pytest
 from jupyter_client.session import Session
-from notebook_tools import ROOT
 from traitlets.config import Config
+
+from tools.notebooks import ROOT
 
 spec = importlib.util.spec_from_file_location("slider_latency", ROOT / "benchmarks" / "slider_latency.py")
 slider_latency = importlib.util.module_from_spec(spec)

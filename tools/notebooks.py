@@ -1,4 +1,4 @@
-"""Shared by the notebook tests: find the notebooks, run them, read their outputs."""
+"""Find the course's notebooks, run them, read their outputs: shared by the tests and benchmarks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# The numbered notebooks in course order: 00 … 05, 05b, 06 … (sorted by name).
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 IGNORED = {"nbval-ignore-output", "nbval-skip"}
 
 # The same substitutions nbval applies (tests/sanitize.cfg), as (regex, replacement).
@@ -88,20 +89,16 @@ def run_code(client: NotebookClient, source: str) -> str:
 def load_solutions(number: str):
     """solutions/nbNN.py as a module. solutions/ sits outside the package on
     purpose, so a teacher can hand out the course without it."""
-    import importlib.util
+    import importlib
 
-    path = ROOT / "solutions" / f"nb{number}.py"
-    spec = importlib.util.spec_from_file_location(f"solutions_nb{number}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"solutions.nb{number}")
 
 
 def hint(check) -> str:
     """The message of a check that must fail (the test fails if it passed)."""
-    assert not check, f"expected a hint, got {check.message}"
-    assert check.message.startswith("❌")
-    return check.message
+    assert not check, f"expected a hint, got {check.text}"
+    assert check.text.startswith("❌")
+    return check.text
 
 
 def code_sources(path: Path) -> list[str]:
