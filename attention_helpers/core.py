@@ -28,7 +28,8 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------
-# Input checks (private): one place that turns bad input into a clear message.
+# Input checks: one place that turns bad input into a clear message. check_qkv,
+# check_mask and check_projections are for the package's other modules too.
 # --------------------------------------------------------------------------
 
 def _array(name: str, value, *, ndim: int | None = None, min_ndim: int | None = None,
@@ -68,8 +69,41 @@ def _positive_int(name: str, value) -> int:
     return int(value)
 
 
-def _mask(mask, n_q: int, n_k: int) -> np.ndarray:
-    """A boolean mask that broadcasts to [..., n_q, n_k]; True = may attend."""
+def check_qkv(Q, K, V, *, broadcast: bool = True):
+    """Q, K and V as float arrays, checked to fit attention, or a ValueError/TypeError that
+    names the argument, the shape it needs and the shape it has.
+
+    Q is [..., n_q, d_k], K is [..., n_k, d_k], V is [..., n_k, d_v]. With
+    broadcast=True the leading (batch/head) dimensions must broadcast together;
+    grouped-query attention, whose head counts differ on purpose, passes False.
+    """
+    Q = _array("Q", Q, min_ndim=2)
+    K = _array("K", K, min_ndim=2)
+    V = _array("V", V, min_ndim=2)
+    d_k, n_k = Q.shape[-1], K.shape[-2]
+    if K.shape[-1] != d_k:
+        raise ValueError(f"K has shape {K.shape}; Q has d_k={d_k} columns, so K must be (..., n_k, {d_k})")
+    if V.shape[-2] != n_k:
+        raise ValueError(f"V has shape {V.shape}; K has n_k={n_k} rows, so V must be (..., {n_k}, d_v): "
+                         "one value row per key")
+    if broadcast:
+        try:
+            np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+        except ValueError:
+            raise ValueError(f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and "
+                             f"V {V.shape} do not broadcast together") from None
+    return Q, K, V
+
+
+def check_mask(mask, shape) -> np.ndarray:
+    """`mask` as a boolean array that fits scores of `shape` (..., n_q, n_k), or a clear error.
+
+    True = may attend. The mask must end in (n_q, n_k), or in (1, n_k) to apply
+    one row to every query; its leading dimensions must broadcast with those of
+    `shape`; and every query row must keep at least one key (a row with none
+    would be a silent NaN).
+    """
+    *lead, n_q, n_k = shape
     m = np.asarray(mask)
     if m.dtype != bool:
         raise TypeError(
@@ -81,7 +115,59 @@ def _mask(mask, n_q: int, n_k: int) -> np.ndarray:
             f"mask has shape {m.shape}; with {n_q} queries and {n_k} keys it must end in "
             f"({n_q}, {n_k}), or in (1, {n_k}) to apply one row to every query"
         )
+    try:
+        np.broadcast_shapes(tuple(lead), m.shape[:-2])
+    except ValueError:
+        raise ValueError(f"mask has shape {m.shape}; its leading dimensions {m.shape[:-2]} do not "
+                         f"broadcast with the scores' {tuple(lead)}") from None
+    if not m.any(axis=-1).all():
+        row = tuple(int(i) for i in np.argwhere(~m.any(axis=-1))[0])
+        raise ValueError(
+            f"mask (shape {m.shape}) hides every key from query row {row}: "
+            "that row would have no weights at all (a silent NaN), so at least one "
+            "entry per row must be True"
+        )
     return m
+
+
+def check_projections(X, W_Q, W_K, W_V, *, batched: bool = False):
+    """X [n, d_model] (or [..., n, d_model] when batched) and the weights W_Q, W_K
+    [d_model, d_k], W_V [d_model, d_v] as float arrays, or a clear error naming the
+    one that does not fit."""
+    X = _array("X", X, min_ndim=2) if batched else _array("X", X, ndim=2)
+    d_model = X.shape[-1]
+    Ws = []
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        W = _array(name, W, ndim=2)
+        if W.shape[0] != d_model:
+            cols = "d_v" if name == "W_V" else "d_k"
+            raise ValueError(f"{name} has shape {W.shape}; X has d_model={d_model} columns, "
+                             f"so {name} must be ({d_model}, {cols}): {d_model} rows, one per column of X")
+        Ws.append(W)
+    if Ws[0].shape[1] != Ws[1].shape[1]:
+        raise ValueError(f"W_Q has shape {Ws[0].shape} and W_K has shape {Ws[1].shape}; queries and "
+                         "keys are compared by a dot product, so both need the same d_k columns")
+    return (X, *Ws)
+
+
+def rotate_pairs(x, angle) -> np.ndarray:
+    """Turn each pair (2i, 2i+1) of x's last axis counter-clockwise by angle[..., i].
+
+        out[2i]   = x[2i] · cos(angle) − x[2i+1] · sin(angle)
+        out[2i+1] = x[2i] · sin(angle) + x[2i+1] · cos(angle)
+
+    `angle` broadcasts against x's pairs (shape [..., d/2]); a 2-vector and a
+    number turn one pair. The rotation RoPE applies; unchecked, for callers
+    that have checked their input.
+    """
+    x = np.asarray(x, dtype=float)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    cos, sin = np.cos(angle), np.sin(angle)
+    out = np.empty(np.broadcast_shapes(x.shape[:-1] + (x.shape[-1] // 2,), np.shape(angle))[:-1]
+                   + (x.shape[-1],))
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -115,24 +201,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
 def project_qkv(X, W_Q, W_K, W_V):
     """Q = X·W_Q, K = X·W_K, V = X·W_V for X of shape [n, d_model]."""
-    X = _array("X", X, ndim=2)
-    d_model = X.shape[1]
-    Ws = {}
-    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
-        W = _array(name, W, ndim=2)
-        if W.shape[0] != d_model:
-            cols = "d_v" if name == "W_V" else "d_k"
-            raise ValueError(
-                f"{name} has shape {W.shape}; X has d_model={d_model} columns, "
-                f"so {name} must be ({d_model}, {cols})"
-            )
-        Ws[name] = W
-    if Ws["W_Q"].shape[1] != Ws["W_K"].shape[1]:
-        raise ValueError(
-            f"W_Q has shape {Ws['W_Q'].shape} and W_K has shape {Ws['W_K'].shape}; "
-            "queries and keys are compared by a dot product, so both need the same d_k columns"
-        )
-    return X @ Ws["W_Q"], X @ Ws["W_K"], X @ Ws["W_V"]
+    X, W_Q, W_K, W_V = check_projections(X, W_Q, W_K, W_V)
+    return X @ W_Q, X @ W_K, X @ W_V
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -162,37 +232,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     Q is [..., n_q, d_k], K is [..., n_k, d_k], V is [..., n_k, d_v]; leading
     batch or head dimensions broadcast. `mask` is boolean, True = may attend.
     """
-    Q = _array("Q", Q, min_ndim=2)
-    K = _array("K", K, min_ndim=2)
-    V = _array("V", V, min_ndim=2)
-    n_q, d_k = Q.shape[-2:]
-    n_k = K.shape[-2]
-    if K.shape[-1] != d_k:
-        raise ValueError(
-            f"K has shape {K.shape}; Q has d_k={d_k} columns, so K must be (..., n_k, {d_k})"
-        )
-    if V.shape[-2] != n_k:
-        raise ValueError(
-            f"V has shape {V.shape}; K has n_k={n_k} rows, so V must be (..., {n_k}, d_v): "
-            "one value row per key"
-        )
-    try:
-        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} "
-            "do not broadcast together"
-        ) from None
+    Q, K, V = check_qkv(Q, K, V)
+    d_k = Q.shape[-1]
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
     if mask is not None:
-        m = _mask(mask, n_q, n_k)
-        if not m.any(axis=-1).all():
-            row = tuple(int(i) for i in np.argwhere(~m.any(axis=-1))[0])
-            raise ValueError(
-                f"mask (shape {m.shape}) hides every key from query row {row}: "
-                "that row would have no weights at all (a silent NaN), so at least one "
-                "entry per row must be True"
-            )
+        m = check_mask(mask, scores.shape)
         scores = np.where(m, scores, -np.inf)
     weights = softmax(scores, axis=-1)
     return weights @ V, weights
@@ -214,37 +258,28 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=None):
     weights are [..., n_heads, n, n]. `mask` (True = may attend) is one mask
     for every head: [n, n], or [batch, 1, n] from padding_mask.
     """
-    X = _array("X", X, min_ndim=2)
+    X, W_Q, W_K, W_V = check_projections(X, W_Q, W_K, W_V, batched=True)
     n_heads = _positive_int("n_heads", n_heads)
-    n, d_model = X.shape[-2:]
-    Ws = {}
+    n = X.shape[-2]
     for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
-        W = _array(name, W, ndim=2)
-        if W.shape[0] != d_model:
-            raise ValueError(f"{name} has shape {W.shape}; X has d_model={d_model} columns, "
-                             f"so {name} must have {d_model} rows")
         if W.shape[1] % n_heads:
             raise ValueError(
                 f"{name} has {W.shape[1]} columns (shape {W.shape}), which do not split into "
                 f"n_heads={n_heads} equal heads: d_model must be divisible by n_heads"
             )
-        Ws[name] = W
-    if Ws["W_Q"].shape[1] != Ws["W_K"].shape[1]:
-        raise ValueError(f"W_Q has shape {Ws['W_Q'].shape} and W_K has shape {Ws['W_K'].shape}; "
-                         "queries and keys need the same number of columns")
     W_O = _array("W_O", W_O, ndim=2)
-    if W_O.shape[0] != Ws["W_V"].shape[1]:
+    if W_O.shape[0] != W_V.shape[1]:
         raise ValueError(
-            f"W_O has shape {W_O.shape}; the heads put side by side have {Ws['W_V'].shape[1]} "
-            f"columns (the columns of W_V), so W_O must have {Ws['W_V'].shape[1]} rows"
+            f"W_O has shape {W_O.shape}; the heads put side by side have {W_V.shape[1]} "
+            f"columns (the columns of W_V), so W_O must have {W_V.shape[1]} rows"
         )
 
     def split_heads(M):  # [..., n, n_heads·d_head] -> [..., n_heads, n, d_head]
         return np.swapaxes(M.reshape(*M.shape[:-1], n_heads, M.shape[-1] // n_heads), -2, -3)
 
-    Q, K, V = (split_heads(X @ Ws[name]) for name in ("W_Q", "W_K", "W_V"))
+    Q, K, V = (split_heads(X @ W) for W in (W_Q, W_K, W_V))
     if mask is not None:
-        mask = _mask(mask, n, n)[..., None, :, :]  # the same mask for every head
+        mask = check_mask(mask, X.shape[:-2] + (n, n))[..., None, :, :]  # the same mask for every head
     heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
     concat = np.swapaxes(heads, -2, -3).reshape(*X.shape[:-1], -1)  # [..., n, n_heads·d_v_head]
     return concat @ W_O, weights
@@ -257,9 +292,11 @@ def grouped_query_attention(Q, K, V, mask=None):
     Query head i reads KV head i // (h_q // h_kv). h_kv == h_q is ordinary
     multi-head attention, h_kv == 1 is multi-query attention (MQA).
     """
-    Q = _array("Q", Q, ndim=3)
-    K = _array("K", K, ndim=3)
-    V = _array("V", V, ndim=3)
+    Q, K, V = check_qkv(Q, K, V, broadcast=False)
+    for name, M in (("Q", Q), ("K", K), ("V", V)):
+        if M.ndim != 3:
+            raise ValueError(f"{name} must be 3-D, got shape {M.shape} ({M.ndim}-D): "
+                             "[heads, tokens, columns]")
     h_q, h_kv = Q.shape[0], K.shape[0]
     if V.shape[0] != h_kv:
         raise ValueError(
@@ -398,12 +435,7 @@ def apply_rope(x, positions, base=10000.0) -> np.ndarray:
         raise ValueError(f"base must be a number greater than 1, got {base!r}")
     theta = float(base) ** (-np.arange(0, d, 2) / d)          # [d/2], one frequency per pair
     angle = positions[:, None] * theta[None, :]               # [n, d/2]
-    cos, sin = np.cos(angle), np.sin(angle)
-    even, odd = x[..., 0::2], x[..., 1::2]
-    out = np.empty_like(x)
-    out[..., 0::2] = even * cos - odd * sin
-    out[..., 1::2] = even * sin + odd * cos
-    return out
+    return rotate_pairs(x, angle)
 
 
 def tiled_attention(Q, K, V, block_size, mask=None) -> np.ndarray:
@@ -416,29 +448,12 @@ def tiled_attention(Q, K, V, block_size, mask=None) -> np.ndarray:
     by exp(m_old − m_new). At the end, output = acc / l: the same numbers as
     scaled_dot_product_attention (shapes and mask as there), returned alone.
     """
-    Q = _array("Q", Q, min_ndim=2)
-    K = _array("K", K, min_ndim=2)
-    V = _array("V", V, min_ndim=2)
+    Q, K, V = check_qkv(Q, K, V)
     block_size = _positive_int("block_size", block_size)
-    n_q, d_k = Q.shape[-2:]
-    n_k = K.shape[-2]
-    if K.shape[-1] != d_k:
-        raise ValueError(f"K has shape {K.shape}; Q has d_k={d_k} columns, so K must be (..., n_k, {d_k})")
-    if V.shape[-2] != n_k:
-        raise ValueError(f"V has shape {V.shape}; K has n_k={n_k} rows, so V must be (..., {n_k}, d_v)")
-    try:
-        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch/head) dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} "
-            "do not broadcast together"
-        ) from None
+    (n_q, d_k), n_k = Q.shape[-2:], K.shape[-2]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     if mask is not None:
-        m = _mask(mask, n_q, n_k)
-        if not m.any(axis=-1).all():
-            row = tuple(int(i) for i in np.argwhere(~m.any(axis=-1))[0])
-            raise ValueError(f"mask (shape {m.shape}) hides every key from query row {row}: "
-                             "at least one entry per row must be True")
+        m = check_mask(mask, lead + (n_q, n_k))
         lead = np.broadcast_shapes(lead, m.shape[:-2])
         mask = np.broadcast_to(m, m.shape[:-2] + (n_q, n_k))
     d_v = V.shape[-1]

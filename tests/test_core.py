@@ -236,3 +236,35 @@ def test_positional_encoding_follows_the_sin_cos_formula():
 def test_positional_encoding_rejects_bad_sizes(args):
     with pytest.raises((ValueError, TypeError), match="n_tokens|d_model"):
         ah.positional_encoding(*args)
+
+
+# ---- the shared validators other modules call (core.check_qkv, core.check_mask) ----
+
+@pytest.mark.parametrize("call, error, names", [
+    (lambda: ah.core.check_qkv(np.ones((3, 2)), np.ones((4, 3)), np.ones((4, 2))), ValueError, ["K", "(4, 3)"]),
+    (lambda: ah.core.check_qkv(np.ones((3, 2)), np.ones((4, 2)), np.ones((5, 2))), ValueError, ["V", "(5, 2)"]),
+    (lambda: ah.core.check_qkv("Q", np.ones((4, 2)), np.ones((4, 2))), TypeError, ["Q"]),
+    (lambda: ah.core.check_mask(np.ones((3, 4)), (3, 4)), TypeError, ["mask", "boolean"]),
+    (lambda: ah.core.check_mask(np.ones((3, 3), bool), (3, 4)), ValueError, ["mask", "(3, 3)", "(3, 4)"]),
+    (lambda: ah.core.check_mask(np.ones((3, 1, 4), bool), (2, 1, 4)), ValueError, ["mask", "(3,)", "(2,)"]),
+])
+def test_the_shared_validators_name_the_argument_and_both_shapes(call, error, names):
+    with pytest.raises(error) as info:
+        call()
+    for name in names:
+        assert name in str(info.value)
+
+
+def test_check_mask_accepts_one_row_for_every_query_and_broadcasting_batches():
+    m = ah.padding_mask([2, 3], 3)                       # [batch, 1, n]
+    assert ah.core.check_mask(m, (3, 3)) is not None     # unbatched scores: the batch comes from the mask
+    assert ah.core.check_mask(m, (2, 3, 3)).shape == (2, 1, 3)
+
+
+def test_rotate_pairs_is_the_rotation_matrix_on_each_pair():
+    x, angle = np.array([[1.0, 2.0, -0.5, 0.3]]), np.array([[0.4, -1.1]])
+    out = ah.core.rotate_pairs(x, angle)
+    for i, a in enumerate(angle[0]):
+        R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        assert np.allclose(out[0, 2 * i:2 * i + 2], R @ x[0, 2 * i:2 * i + 2])
+    assert np.allclose(ah.core.rotate_pairs([1.0, 0.0], np.pi / 2), [0.0, 1.0])  # one pair, one angle

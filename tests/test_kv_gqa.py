@@ -187,7 +187,8 @@ def test_gqa_rejects_bad_head_counts_and_shapes(Q, K, V, fragments):
 
 def test_gqa_passes_shape_errors_of_the_heads_on():
     Q, K, V = _qkv(4, 2)
-    with pytest.raises(ValueError, match=re.escape("K has shape (4, 3, 3); Q has d_k=2 columns")):
+    # the error names K as the learner gave it, before its heads are repeated for the groups
+    with pytest.raises(ValueError, match=re.escape("K has shape (2, 3, 3); Q has d_k=2 columns")):
         ah.grouped_query_attention(Q, np.ones((2, 3, 3)), V)
 
 
