@@ -240,10 +240,14 @@ def test_positional_encoding_rejects_bad_sizes(args):
 
 # ---- the shared validators other modules call (core.check_qkv, core.check_mask) ----
 
+def _ones(*shapes):
+    return [np.ones(shape) for shape in shapes]
+
+
 @pytest.mark.parametrize("call, error, names", [
-    (lambda: ah.core.check_qkv(np.ones((3, 2)), np.ones((4, 3)), np.ones((4, 2))), ValueError, ["K", "(4, 3)"]),
-    (lambda: ah.core.check_qkv(np.ones((3, 2)), np.ones((4, 2)), np.ones((5, 2))), ValueError, ["V", "(5, 2)"]),
-    (lambda: ah.core.check_qkv("Q", np.ones((4, 2)), np.ones((4, 2))), TypeError, ["Q"]),
+    (lambda: ah.core.check_qkv(*_ones((3, 2), (4, 3), (4, 2))), ValueError, ["K", "(4, 3)"]),
+    (lambda: ah.core.check_qkv(*_ones((3, 2), (4, 2), (5, 2))), ValueError, ["V", "(5, 2)"]),
+    (lambda: ah.core.check_qkv("Q", *_ones((4, 2), (4, 2))), TypeError, ["Q"]),
     (lambda: ah.core.check_mask(np.ones((3, 4)), (3, 4)), TypeError, ["mask", "boolean"]),
     (lambda: ah.core.check_mask(np.ones((3, 3), bool), (3, 4)), ValueError, ["mask", "(3, 3)", "(3, 4)"]),
     (lambda: ah.core.check_mask(np.ones((3, 1, 4), bool), (2, 1, 4)), ValueError, ["mask", "(3,)", "(2,)"]),
