@@ -1,6 +1,6 @@
 """What the page's main thread does during slider moves: a Chromium trace of one panel.
 
-    python benchmarks/page_trace.py 09 [--panel 0] [--moves 12] [--drag] [--settings DIR]
+    python -m benchmarks.page_trace 09 [--panel 0] [--moves 12] [--drag] [--settings DIR]
 
 Opens notebook NN in JupyterLab (the course's settings, lab-settings/, unless
 --settings names another folder of server config and overrides),
@@ -23,23 +23,21 @@ from __future__ import annotations
 
 import argparse
 import base64
-import collections
 import json
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import slider_latency as sl  # noqa: E402  (the same driver, page helpers and moves)
+from benchmarks import slider_latency as sl  # the same driver, page helpers and moves
+from tools.jupyterlab_driver import SETTINGS, JupyterLab, chromium, find_chromium
+from tools.trace import MARK, PHASES, summarise
 
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel", "blink", "v8.execute",
               "cc", "disabled-by-default-devtools.timeline.frame"]
-MARK = "slider-benchmark-keydown"
-PHASES = ("UpdateLayoutTree", "Layout", "PrePaint", "Paint", "Layerize", "Commit")
 
 
-def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = sl.SETTINGS) -> list[dict]:
+def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = SETTINGS) -> list[dict]:
     """The trace events of the moves (or the drag), as Chromium writes them."""
     found = sorted((sl.ROOT / "notebooks").glob(f"{nb}_*.ipynb"))
     if len(found) != 1:
@@ -48,7 +46,7 @@ def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = sl.
     path = found[0]
     with tempfile.TemporaryDirectory(prefix="trace-") as folder:
         shutil.copy(path, folder)
-        with sl.JupyterLab(folder, settings=settings) as lab, sl.chromium() as browser:
+        with JupyterLab(folder, settings=settings) as lab, chromium() as browser:
             page = browser.new_page()
             page.add_init_script(sl.WATCH)
             page.add_init_script(f"document.addEventListener('keydown', () => console.timeStamp('{MARK}'),"
@@ -83,54 +81,6 @@ def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = sl.
     return trace["traceEvents"] if isinstance(trace, dict) else trace
 
 
-def kind(children: list[dict]) -> str:
-    """What one main-thread task was, from the events inside it."""
-    names = {e["name"] for e in children}
-    functions = {_data(e).get("functionName") for e in children if e["name"] == "FunctionCall"}
-    if "ProxyMain::BeginMainFrame" in names:
-        return "frame"
-    if "_onWSMessage" in functions:
-        return "messages"
-    if "MessagePort::Accept" in names:  # React's scheduler posts its work through a MessageChannel
-        return "React"
-    if any(e["name"] == "EventDispatch" and _data(e).get("type", "").startswith("key") for e in children):
-        return "keys"
-    return "other"
-
-
-def _data(event) -> dict:
-    return (event.get("args") or {}).get("data") or {}
-
-
-def summarise(events: list[dict], dragging: bool, window_ms: float) -> dict:
-    """Main-thread ms by kind of task (and by frame phase) in the span measured."""
-    keys = sorted(e["ts"] for e in events if e.get("name") == "TimeStamp" and _data(e).get("message") == MARK)
-    if not keys:
-        raise RuntimeError("no keydown in the trace")
-    thread = next((e["pid"], e["tid"]) for e in events
-                  if e.get("name") == "TimeStamp" and _data(e).get("message") == MARK)
-    spans = [(keys[0], keys[-1] + 100_000)] if dragging else [(k, k + window_ms * 1000) for k in keys]
-    mine = sorted((e for e in events if (e.get("pid"), e.get("tid")) == thread and e.get("ph") == "X"),
-                  key=lambda e: e["ts"])
-    busy, phases, tasks = collections.Counter(), collections.Counter(), collections.Counter()
-    for task in (e for e in mine if e["name"] == "ThreadControllerImpl::RunTask"):
-        if not any(start <= task["ts"] <= end for start, end in spans):
-            continue
-        end = task["ts"] + task["dur"]
-        children = [e for e in mine
-                    if task["ts"] <= e["ts"] and e["ts"] + e.get("dur", 0) <= end and e is not task]
-        k = kind(children)
-        busy[k] += task["dur"] / 1000
-        tasks[k] += 1
-        if k == "frame":
-            for e in children:
-                if e["name"] in PHASES:
-                    phases[e["name"]] += e["dur"] / 1000
-    span_ms = sum(end - start for start, end in spans) / 1000 if dragging else len(keys) * window_ms
-    return {"keydowns": len(keys), "span_ms": span_ms, "busy": dict(busy), "tasks": dict(tasks),
-            "frame_phases": dict(phases)}
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook", help="the notebook's number, e.g. 09")
@@ -138,10 +88,10 @@ def main(argv=None) -> int:
     parser.add_argument("--moves", type=int, default=12, help="single moves to trace (default 12)")
     parser.add_argument("--drag", action="store_true", help="trace a drag of the first slider instead")
     parser.add_argument("--window", type=float, default=40.0, help="ms after each keydown (default 40)")
-    parser.add_argument("--settings", type=Path, default=sl.SETTINGS, metavar="DIR",
+    parser.add_argument("--settings", type=Path, default=SETTINGS, metavar="DIR",
                         help="server config and JupyterLab overrides (default: the course's, lab-settings/)")
     args = parser.parse_args(argv)
-    if sl.find_chromium() is None:
+    if find_chromium() is None:
         print("no Chromium: install it (apt-get install chromium) or set CHROMIUM_PATH", file=sys.stderr)
         return 2
     events = record(args.notebook, args.panel, args.moves, args.drag, args.settings.resolve())

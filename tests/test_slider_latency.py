@@ -3,22 +3,18 @@ Chromium and minutes):
 
 - --server-times: the config it adds logs each kernel message the server writes, and
   the trip back splits at that write into two parts that add up;
-- page_trace.py sums the page's main-thread tasks by kind, within the window;
+- the page trace sums the page's main-thread tasks by kind, within the window;
 - each target is judged on the unrounded figures.
 """
 
-import importlib.util
 import json
 
 import pytest
 from jupyter_client.session import Session
 from traitlets.config import Config
 
-from tools.notebooks import ROOT
-
-spec = importlib.util.spec_from_file_location("slider_latency", ROOT / "benchmarks" / "slider_latency.py")
-slider_latency = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(slider_latency)
+from tools import latency as slider_latency
+from tools import trace as page_trace
 
 
 def _course_config(server):
@@ -74,14 +70,9 @@ def test_the_trip_back_splits_at_the_server_write_into_parts_that_add_up():
 
 def test_server_times_refuses_jupyters_own_settings(capsys):
     with pytest.raises(SystemExit) as stopped:
-        slider_latency.main(["--server-times", "--lab-defaults"])
+        slider_latency.arguments(["--server-times", "--lab-defaults"])
     assert stopped.value.code == 2
     assert "--server-times" in capsys.readouterr().err
-
-
-spec = importlib.util.spec_from_file_location("page_trace", ROOT / "benchmarks" / "page_trace.py")
-page_trace = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(page_trace)
 
 
 def _event(name, ts, dur=None, thread=1, **data):
