@@ -1,12 +1,12 @@
 """How much memory a class needs: per notebook kernel, per student with JupyterLab.
 
-    python benchmarks/kernel_memory.py            # kernels, and JupyterLab if Chromium is there
-    python benchmarks/kernel_memory.py --no-lab   # kernels only
+    python -m benchmarks.kernel_memory            # kernels, and JupyterLab if Chromium is there
+    python -m benchmarks.kernel_memory --no-lab   # kernels only
 
 1. Every notebook in notebooks/ runs in its own kernel (Run All, then every
    slider of every panel to both ends, as a class does); the kernel's peak
    resident memory (VmHWM) is printed, after Run All and after the
-   sliders. tests/test_kernel_memory.py runs the same function and keeps
+   sliders. tests/test_kernel_memory.py runs the same function (tools/memory.py) and keeps
    each kernel under KERNEL_BUDGET_MIB after Run All.
 2. With Chromium: one JupyterLab server, one browser tab that opens every
    notebook in turn and runs it, as a student does through the course. The
@@ -20,57 +20,28 @@
 from __future__ import annotations
 
 import argparse
-import math
 import resource
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tools"))
-from test_notebook_robustness import SWEEP  # noqa: E402
-
-from tools.notebooks import client_for, read, run_cells, run_code  # noqa: E402
-
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-KERNEL_BUDGET_MIB = 150   # per notebook kernel; tested
-OPEN_KERNELS = 2          # a student who leaves the previous notebook's kernel running
-NODE_SIZES_GIB = [8, 16, 32, 64]
-NODE_RESERVED_GIB = 1     # kubelet, system pods and the hub's own pods on each node
-
-# The kernel's peak resident memory in MiB. On Linux from /proc (VmHWM): ru_maxrss would carry
-# over the peak of the process that started the kernel (it survives execve), e.g. a large pytest.
-PEAK = r"""
-import re as _re, resource as _r, sys as _s
-try:
-    _peak = int(_re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read())[1]) / 1024
-except OSError:  # macOS: ru_maxrss in bytes
-    _peak = _r.getrusage(_r.RUSAGE_SELF).ru_maxrss / 1024 / 1024
-print(_peak)
-"""
-
-
-def kernel_peaks_mib(path: Path, sliders: bool = True) -> list[float]:
-    """Peak resident memory (MiB) of one kernel after it ran `path` (Run All) and, with
-    `sliders`, after it then moved every slider of every panel to both ends."""
-    nb = read(path)
-    client = client_for(nb, path)
-    with client.setup_kernel():
-        run_cells(client, nb)
-        peaks = [float(run_code(client, PEAK).strip())]
-        if sliders:
-            run_code(client, SWEEP)
-            peaks.append(float(run_code(client, PEAK).strip()))
-        return peaks
+from tools.jupyterlab_driver import JupyterLab, chromium, descendants, find_chromium, open_notebook, run_all
+from tools.memory import (
+    KERNEL_BUDGET_MIB,
+    NODE_RESERVED_GIB,
+    NOTEBOOKS,
+    OPEN_KERNELS,
+    ROOT,
+    kernel_peaks_mib,
+    per_student_mib,
+    students_per_node,
+)
 
 
 def lab_peaks_mib(notebooks: list[Path]) -> tuple[float, dict[str, float]]:
     """Peak memory (MiB) of one JupyterLab server whose user opens and runs every notebook
     in turn, and of each notebook's kernel."""
-    from jupyterlab_driver import JupyterLab, chromium, descendants, open_notebook, run_all
-
     def hwm(pid):  # peak resident set of a live process, from /proc (Linux)
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -93,16 +64,6 @@ def lab_peaks_mib(notebooks: list[Path]) -> tuple[float, dict[str, float]]:
     return server, kernels
 
 
-def per_student_mib(server_mib: float, kernel_mib: float) -> int:
-    """Memory to guarantee a student: the server plus OPEN_KERNELS kernels, rounded up to 64 MiB."""
-    return 64 * math.ceil((server_mib + OPEN_KERNELS * kernel_mib) / 64)
-
-
-def students_per_node(per_student: int) -> list[tuple[int, int]]:
-    """(node GiB, students) when each student's pod is guaranteed `per_student` MiB."""
-    return [(gib, math.floor((gib - NODE_RESERVED_GIB) * 1024 / per_student)) for gib in NODE_SIZES_GIB]
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-lab", action="store_true", help="skip the JupyterLab + Chromium part")
@@ -118,8 +79,6 @@ def main(argv=None) -> int:
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
     if args.no_lab:
         return 0
-    from jupyterlab_driver import find_chromium
-
     if find_chromium() is None:
         print("no Chromium: skipping the JupyterLab part (apt-get install chromium, or --no-lab)")
         return 0

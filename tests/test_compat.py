@@ -25,8 +25,9 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 from packaging.version import Version
-from test_environment import RUNTIME, locked
-from test_notebook_robustness import SWEEP
+
+from tools.project import RUNTIME, locked
+from tools.sweep import SWEEP
 
 pytestmark = pytest.mark.compat
 

@@ -21,37 +21,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+from tools.project import PROJECT, PYTHONS, ROOT, RUNTIME, TEST, lock_lines, locked
 
-ROOT = Path(__file__).resolve().parents[1]
-LOCK = ROOT / "constraints.txt"
-PYTHONS = ["3.10", "3.11", "3.12", "3.13"]  # requires-python >= 3.10
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-RUNTIME = [Requirement(r) for r in PROJECT["dependencies"]]
-TEST = [Requirement(r) for r in PROJECT["optional-dependencies"]["test"]]
-# What a hub admin's class image had when the issue was filed: installing the helper must keep it.
 HUB_IMAGE = {"numpy": "2.1.3", "matplotlib": "3.9.4", "ipywidgets": "8.1.5", "jupyterlab": "4.3.5"}
-
-
-def lock_lines():
-    """The lock as Requirements, one per line, comments and blanks skipped."""
-    return [Requirement(line.split("#")[0]) for line in LOCK.read_text().splitlines()
-            if line.split("#")[0].strip()]
-
-
-def locked(python):
-    """{name: version} that the lock installs on this Python version ("3.10", ...)."""
-    env = {"python_version": python, "python_full_version": python + ".0"}
-    pins = {}
-    for req in lock_lines():
-        if req.marker is None or req.marker.evaluate(env):
-            name = canonicalize_name(req.name)
-            assert name not in pins, f"the lock pins {name} twice for Python {python}"
-            pins[name] = str(req.specifier).removeprefix("==")
-    return pins
 
 
 def applies(req, python):

@@ -8,17 +8,12 @@ memory guarantee is the per-student figure the table derives, the students
 per node follow from it, and the ranges the guide quotes are pyproject's.
 """
 
-import importlib.util
 import re
 
 import yaml
-from test_environment import RUNTIME
 
-from tools.notebooks import ROOT
-
-spec = importlib.util.spec_from_file_location("kernel_memory", ROOT / "benchmarks" / "kernel_memory.py")
-kernel_memory = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(kernel_memory)
+from tools import memory as kernel_memory
+from tools.project import ROOT, RUNTIME
 
 GUIDE = (ROOT / "notebooks" / "README.md").read_text()
 UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}  # KubeSpawner's suffixes are powers of 1024

@@ -1,20 +1,15 @@
 """Each notebook's kernel fits a class hub: under KERNEL_BUDGET_MIB after Run All.
 
-The teacher's guide sizes a JupyterHub from benchmarks/kernel_memory.py; this
+The hub guide sizes a JupyterHub from benchmarks/kernel_memory.py (tools/memory.py); this
 test keeps the kernels within the budget that sizing assumes. It measures the
 kernel's own peak resident memory (VmHWM on Linux), in the locked environment.
 """
 
-import importlib.util
 import sys
 
 import pytest
 
-from tools.notebooks import ROOT
-
-spec = importlib.util.spec_from_file_location("kernel_memory", ROOT / "benchmarks" / "kernel_memory.py")
-kernel_memory = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(kernel_memory)
+from tools import memory as kernel_memory
 
 pytestmark = pytest.mark.compat
 NOTEBOOKS = kernel_memory.NOTEBOOKS  # every notebook in notebooks/, later ones included

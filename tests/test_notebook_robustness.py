@@ -9,7 +9,6 @@ stored outputs that a reader without a kernel sees.
 import copy
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -24,66 +23,7 @@ from tools.notebooks import (
     tags,
     text_outputs,
 )
-
-# Runs inside the notebook's kernel after the notebook: every Panel the
-# notebook made, every slider to its minimum and maximum, warnings as errors;
-# at each end the panel's scales must cover the values without a new layout,
-# and its picture must be what a full draw of its figure gives.
-SWEEP = r'''
-TESTS = __TESTS__
-import json as _json, warnings as _warnings
-import numpy as _np
-import attention_helpers as _ah
-
-def _ends(s):
-    if hasattr(s, "options"):                      # SelectionSlider: first and last option
-        return [("index", 0), ("index", len(s.options) - 1)]
-    if type(s).__name__ == "FloatLogSlider":       # min and max are exponents
-        return [("value", s.base ** s.min), ("value", s.base ** s.max)]
-    return [("value", s.min), ("value", s.max)]
-
-def _fast_equals_full_draw(panel):
-    """Pixels where the panel's picture differs from a full draw of its figure, outside the
-    numbers, and the worst mean difference of a number (each may sit one pixel off)."""
-    import io as _io
-    import sys as _sys
-    import PIL.Image as _Image
-    from matplotlib.text import Text as _Text
-    _sys.path.insert(0, TESTS)
-    from same_picture import picture_differences as _differences
-    live = _np.asarray(_Image.open(_io.BytesIO(panel.png)).convert("RGBA"))
-    panel.figure.canvas.draw()
-    full = _np.asarray(panel.figure.canvas.buffer_rgba())
-    texts = [t for t in panel._moving if isinstance(t, _Text) and t.get_visible() and t.get_text()]
-    return _differences(texts, live, full, panel.figure.canvas.get_renderer())
-
-_report = []
-_seen = set()
-for _name, _panel in list(globals().items()):
-    # skip IPython's output history (_12, __) and panels already swept under another name
-    if _name.startswith("_") or not isinstance(_panel, _ah.Panel) or id(_panel) in _seen:
-        continue
-    _seen.add(id(_panel))
-    _layout = [ax.get_position().bounds for ax in _panel.figure.axes]  # where each Axes sits
-    for _key, _slider in _panel.sliders.items():
-        _before = (_slider.index if hasattr(_slider, "options") else _slider.value)
-        for _attr, _end in _ends(_slider):
-            with _warnings.catch_warnings():
-                _warnings.simplefilter("error")
-                setattr(_slider, _attr, _end)      # moving it redraws the panel
-                _outs = _panel.outputs()
-            _finite = all(bool(_np.all(_np.isfinite(_np.asarray(o, dtype=float))))
-                          for o in _outs if not isinstance(o, str))
-            # the colour scales and value axes cover what this end shows, in the layout made at the start
-            _covered = [ax.get_position().bounds for ax in _panel.figure.axes] == _layout and all(
-                a is None or a.limits[0] <= _np.min(o) and _np.max(o) <= a.limits[1]
-                for a, o in zip(_panel.artists, _outs))
-            _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.png), _covered,
-                            *_fast_equals_full_draw(_panel)])
-        setattr(_slider, "index" if hasattr(_slider, "options") else "value", _before)
-print(_json.dumps(_report))
-'''.replace("__TESTS__", repr(str(Path(__file__).parent)))  # where same_picture.py is
-
+from tools.sweep import SWEEP
 
 # A student's tweak of one input per notebook: (text in the cell, replacement).
 EDITS = {

@@ -17,7 +17,8 @@ import re
 
 import pytest
 
-from tools.notebooks import NOTEBOOKS, compared, ids, read, text_outputs
+from tools.notebooks import NOTEBOOKS, ids, read
+from tools.prose import output_text, stated_numbers
 
 # Numbers a notebook states that no cell computes, each with its reason.
 ALLOWED = {
@@ -28,27 +29,6 @@ ALLOWED = {
     },
     "04": {"83.83"},
 }
-
-NUMBER = re.compile(r"(?<![\w.\-^_])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![\w])")
-MODEL_NAME = re.compile(r"\b(?:GPT|LLaMA|Llama|Gemma|Mistral|T5|BERT)[\w.\-]*", re.I)
-
-
-def stated_numbers(markdown: str):
-    text = re.sub(r"\]\([^)]*\)", "]", markdown)  # link targets
-    text = re.sub(r"\b\d\d_\w+", "", text)  # notebook names like 03_scaling_by_sqrt_dk
-    text = MODEL_NAME.sub("", text)
-    text = re.sub(r"\^(\{[^}]*\}|[-\d.]+)", "", text)  # exponents in LaTeX: e^{1.8}, 10^{-3}
-    text = re.sub(r"(?<![\d.])0\d(?![\d.%])", "", text)  # notebook numbers: "notebook 03", "[← 01 …]"
-    for m in NUMBER.finditer(text):
-        whole, frac, pct = m.group(1), m.group(2) or "", m.group(3)
-        if frac or pct or len(whole.replace(",", "")) >= 2:
-            yield whole.replace(",", "") + frac
-
-
-def output_text(nb) -> str:
-    text = "\n".join(t for c in nb.cells if compared(c) for t in text_outputs(c))
-    return re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 3,555.56 -> 3555.56
-
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_every_number_in_the_prose_is_computed_in_an_output(path):

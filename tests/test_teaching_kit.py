@@ -11,7 +11,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from test_prose_numbers import output_text, stated_numbers
+
+from tools.prose import output_text, stated_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "notebooks" / "README.md"

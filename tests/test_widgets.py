@@ -23,9 +23,9 @@ import matplotlib.figure  # noqa: E402
 import numpy as np  # noqa: E402
 import PIL.Image  # noqa: E402
 import pytest  # noqa: E402
-from same_picture import picture_differences  # noqa: E402
 
 import attention_helpers as ah  # noqa: E402
+from tools.same_picture import picture_differences  # noqa: E402
 
 TOKENS = ["the", "cat", "sat", "on", "a", "mat"]
 X = np.array([[0.9, 0.0, 0.6, 0.0], [0.4, 0.4, 0.5, 0.1], [0.8, 0.0, 0.1, 0.6],

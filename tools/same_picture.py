@@ -1,8 +1,8 @@
 """How far a panel's live picture is from a full draw of its figure.
 
 One measure for two places: tests/test_widgets.py in the test process, and the
-robustness test inside each notebook's kernel (it puts tests/ on the kernel's
-sys.path). Only numpy here, so the kernel can import it.
+slider sweep inside each notebook's kernel (tools/sweep.py sends this module's
+source there). Only numpy here, so the kernel can run it.
 """
 
 import numpy as np

@@ -1,0 +1,52 @@
+"""A notebook kernel's peak memory, and the sizing of a class hub that follows from it:
+shared by benchmarks/kernel_memory.py (which measures) and the tests (which keep the
+kernels under budget and the hub guide's table consistent)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from tools.notebooks import ROOT, client_for, read, run_cells, run_code
+from tools.sweep import SWEEP
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))  # the cheat sheet too
+KERNEL_BUDGET_MIB = 150   # per notebook kernel; tested
+OPEN_KERNELS = 2          # a student who leaves the previous notebook's kernel running
+NODE_SIZES_GIB = [8, 16, 32, 64]
+NODE_RESERVED_GIB = 1     # kubelet, system pods and the hub's own pods on each node
+
+# The kernel's peak resident memory in MiB. On Linux from /proc (VmHWM): ru_maxrss would carry
+# over the peak of the process that started the kernel (it survives execve), e.g. a large pytest.
+PEAK = r"""
+import re as _re, resource as _r, sys as _s
+try:
+    _peak = int(_re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read())[1]) / 1024
+except OSError:  # macOS: ru_maxrss in bytes
+    _peak = _r.getrusage(_r.RUSAGE_SELF).ru_maxrss / 1024 / 1024
+print(_peak)
+"""
+
+
+def kernel_peaks_mib(path: Path, sliders: bool = True) -> list[float]:
+    """Peak resident memory (MiB) of one kernel after it ran `path` (Run All) and, with
+    `sliders`, after it then moved every slider of every panel to both ends."""
+    nb = read(path)
+    client = client_for(nb, path)
+    with client.setup_kernel():
+        run_cells(client, nb)
+        peaks = [float(run_code(client, PEAK).strip())]
+        if sliders:
+            run_code(client, SWEEP)
+            peaks.append(float(run_code(client, PEAK).strip()))
+        return peaks
+
+
+def per_student_mib(server_mib: float, kernel_mib: float) -> int:
+    """Memory to guarantee a student: the server plus OPEN_KERNELS kernels, rounded up to 64 MiB."""
+    return 64 * math.ceil((server_mib + OPEN_KERNELS * kernel_mib) / 64)
+
+
+def students_per_node(per_student: int) -> list[tuple[int, int]]:
+    """(node GiB, students) when each student's pod is guaranteed `per_student` MiB."""
+    return [(gib, math.floor((gib - NODE_RESERVED_GIB) * 1024 / per_student)) for gib in NODE_SIZES_GIB]
