@@ -1,7 +1,7 @@
 """What one slider move costs the kernel, per panel: the panel's own redraw
 against a plain full redraw of the same figure, in the same run.
 
-    python benchmarks/move_cost.py [--notebooks 00 09] [--moves 40]
+    python -m benchmarks.move_cost [--notebooks 00 09] [--moves 40]
 
 Runs each notebook's code in this process (IPython, the Agg backend), finds
 every ah.Panel it made, and moves each panel's first slider back and forth
@@ -37,9 +37,8 @@ import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 import attention_helpers as ah  # noqa: E402
+from tools.notebooks import NOTEBOOKS  # noqa: E402
 
 
 def run_notebook(shell, path: Path) -> list:
@@ -113,9 +112,9 @@ def main(argv=None) -> int:
     parser.add_argument("--notebooks", nargs="*", default=None, metavar="NN")
     parser.add_argument("--moves", type=int, default=30)
     args = parser.parse_args(argv)
-    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = NOTEBOOKS
     if args.notebooks:
-        notebooks = [p for p in notebooks if p.name[:2] in args.notebooks]
+        notebooks = [p for p in notebooks if p.name.split("_")[0] in args.notebooks]
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.moves} moves per panel, "
           "CPU ms of the kernel's thread per move")
     print("| panel | panel p50 | panel p90 | full draw p50 | full draw p90 | panel / full draw |")
@@ -130,7 +129,7 @@ def main(argv=None) -> int:
                   f"| {statistics.median(fast) / statistics.median(full):.2f} |", flush=True)
         shell.reset(new_session=False)
         InteractiveShell.clear_instance()
-    print("\nproduced by: python benchmarks/move_cost.py --moves", args.moves,
+    print("\nproduced by: python -m benchmarks.move_cost --moves", args.moves,
           *(["--notebooks", *args.notebooks] if args.notebooks else []))
     return 0
 

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # the driver shared with benchmarks/
-from jupyterlab_driver import (  # noqa: E402
+from tools.jupyterlab_driver import (
     HOW_TO_ENABLE,
     JupyterLab,
     alive,
@@ -36,11 +34,11 @@ from jupyterlab_driver import (  # noqa: E402
     open_notebook,
     run_all,
 )
+from tools.notebooks import NOTEBOOKS
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 CHANGE_TIMEOUT = 10.0  # seconds for the kernel to answer a slider move; it takes ~0.05 s
 

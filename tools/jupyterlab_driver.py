@@ -1,5 +1,5 @@
 """JupyterLab in headless Chromium, shared by tests/test_browser.py and
-benchmarks/slider_latency.py (both put tools/ on sys.path).
+the benchmarks (imported as tools.jupyterlab_driver).
 
     with JupyterLab(folder) as lab, chromium() as browser:
         page = browser.new_page()
