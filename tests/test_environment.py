@@ -21,6 +21,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from tools import commands
 from tools.project import PROJECT, PYTHONS, ROOT, RUNTIME, TEST, lock_lines, locked
 
 HUB_IMAGE = {"numpy": "2.1.3", "matplotlib": "3.9.4", "ipywidgets": "8.1.5", "jupyterlab": "4.3.5"}
@@ -124,23 +125,36 @@ def test_conda_files_use_a_python_the_lock_covers(path):
     assert match[1] in PYTHONS and locked(match[1])["numpy"]
 
 
-def test_readme_commands_install_with_the_lock():
+def test_the_readme_quotes_the_commands_word_for_word():
+    """tools/commands.py holds the commands CI and these tests use; the README shows each."""
     readme = (ROOT / "README.md").read_text()
-    commands = [line for line in re.findall(r"```bash\n(.*?)```", readme, re.S) for line in line.splitlines()
-                if "pip install" in line and line.startswith("python3 -m venv")]
-    assert len(commands) == 2, commands
-    lab, test = sorted(commands, key=lambda c: "pytest" in c)
-    for command in commands:
-        assert "-c constraints.txt" in command, command
-    assert re.search(r"pip install -c constraints\.txt -e \. jupyterlab && ", lab), lab
-    assert "--ip=127.0.0.1" in lab and "notebooks/00_input_matrix.ipynb" in lab
-    assert '-e ".[test]"' in test and "pytest" in test
+    for name, command in commands.COMMANDS.items():
+        assert f"\n{command}\n" in readme, f"the README should quote the {name} command of tools/commands.py"
 
 
-def _readme_lab_commands():
+def test_the_commands_install_with_the_lock():
+    for command in commands.COMMANDS.values():
+        assert "-m pip install -c constraints.txt -e " in command, command
+    for lab in (commands.LAUNCH, commands.LAUNCH_POWERSHELL):
+        assert "-e . jupyterlab" in lab and "--ip=127.0.0.1 notebooks/00_input_matrix.ipynb" in lab
+    for test in (commands.TEST, commands.TEST_POWERSHELL):
+        assert '-e ".[test]"' in test and test.endswith("python -m pytest")
+    # PowerShell 5.1 knows no &&; the Windows commands are the POSIX ones with its paths and separators.
+    pairs = ((commands.LAUNCH, commands.LAUNCH_POWERSHELL), (commands.TEST, commands.TEST_POWERSHELL))
+    for posix, windows in pairs:
+        assert "&&" not in windows
+        setting = '$env:JUPYTER_CONFIG_PATH = "lab-settings"; '
+        translated = (posix.replace("python3 -m venv", "py -m venv").replace(" && ", "; ")
+                      .replace(".venv/bin/", ".venv\\Scripts\\")
+                      .replace("JUPYTER_CONFIG_PATH=lab-settings ", setting))
+        assert translated == windows
+
+
+def _lab_commands():
+    """Every command that starts JupyterLab for the course: the README's, and the conda route's line."""
     readme = (ROOT / "README.md").read_text()
-    return [line for block in re.findall(r"```bash\n(.*?)```", readme, re.S) for line in block.splitlines()
-            if re.search(r"jupyter lab ", line)]
+    conda = re.findall(r"`(JUPYTER_CONFIG_PATH=lab-settings jupyter lab [^`]*)`", readme)
+    return [commands.LAUNCH, commands.LAUNCH_POWERSHELL, *conda]
 
 
 def test_every_launch_and_binder_use_the_course_settings():
@@ -154,10 +168,10 @@ def test_every_launch_and_binder_use_the_course_settings():
         "toolbar": [{"name": "executionProgress", "disabled": True}]}
     page_config = json.loads((ROOT / "lab-settings" / "labconfig" / "page_config.json").read_text())
     assert page_config == {"disabledExtensions": {"@jupyterlab/application-extension:faviconbusy": True}}
-    commands = _readme_lab_commands()
-    assert len(commands) == 2, commands  # the venv and the conda launch
-    for command in commands:
-        launch = r"(^|&& )JUPYTER_CONFIG_PATH=lab-settings (\.venv/bin/)?jupyter lab "
+    launches = _lab_commands()
+    assert len(launches) == 3, launches  # the venv (POSIX, PowerShell) and the conda launch
+    for command in launches:
+        launch = r'(^|&& |; )(JUPYTER_CONFIG_PATH=lab-settings |\$env:JUPYTER_CONFIG_PATH = "lab-settings"; )'
         assert re.search(launch, command), command
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "cp lab-settings/overrides.json" in post_build
@@ -227,7 +241,7 @@ def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path
     import time
     import urllib.request
 
-    command = next(c for c in _readme_lab_commands() if c.startswith("python3 -m venv"))
+    command = commands.LAUNCH
     assert "JUPYTER_CONFIG_PATH=lab-settings .venv/bin/jupyter lab " in command
     arguments = command.split("jupyter lab ", 1)[1].split()
     with socket.socket() as s:
