@@ -17,7 +17,7 @@ or take it as arguments, and import it here. The reference answer goes in
 solutions/nbNN.py, under the name the notebook's stub binds.
 """
 
-from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
+from . import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10
 from ._base import KINDS, Check, compare, grading, grading_on
 from .nb00 import check_add_positions, check_build_X, check_x_shape
 from .nb01 import check_key_entry, check_qkv, check_qkv_shapes
@@ -29,6 +29,7 @@ from .nb06 import check_decode_step, check_kv_head, check_mistral_cache_bytes
 from .nb07 import check_rope, check_rotate_pair, check_same_score_position
 from .nb08 import check_block_params, check_pre_norm_block
 from .nb09 import check_causal_tiles, check_online_update
+from .nb10 import check_dV, check_softmax_backward, check_train_step
 
 __all__ = [
     "KINDS", "Check", "compare", "grading", "grading_on",
@@ -44,4 +45,5 @@ __all__ = [
     "check_rope", "check_rotate_pair", "check_same_score_position",
     "check_block_params", "check_pre_norm_block",
     "check_causal_tiles", "check_online_update",
+    "nb10", "check_softmax_backward", "check_dV", "check_train_step",
 ]
