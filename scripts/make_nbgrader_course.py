@@ -1,13 +1,14 @@
 """Write an nbgrader course from the notebooks and the reference solutions.
 
-    python scripts/make_nbgrader_course.py OUT_DIR                     # every notebook
-    python scripts/make_nbgrader_course.py OUT_DIR notebooks/04_softmax.ipynb
+    python -m scripts.make_nbgrader_course OUT_DIR                     # every notebook
+    python -m scripts.make_nbgrader_course OUT_DIR notebooks/04_softmax.ipynb
     cd OUT_DIR && nbgrader generate_assignment 04_softmax
 
 OUT_DIR gets nbgrader_config.py and, per notebook, one assignment named after
-its stem: source/<stem>/<stem>.ipynb, with a copy of attention_helpers beside
-it (nbgrader releases it with the notebook and puts the course's copy back
-before it grades). The notebooks and solutions/ are only read.
+its stem: source/<stem>/<stem>.ipynb, with a copy of attention_helpers and of
+scripts/nbgrader_autograder.py (as attention_autograder.py) beside it (nbgrader
+releases them with the notebook and puts the course's copies back before it
+grades). The notebooks, solutions/ and teachers/points.toml are only read.
 
 How the cells are recognised, so that new exercises and notebooks need no
 change here:
@@ -27,10 +28,16 @@ the reference solution below it, between `### BEGIN SOLUTION` and
 released notebook shows the stub exactly as the course does. The solution for
 a stub that binds NAME is the statement of solutions/nbNN.py that binds NAME,
 with the statements of that file it needs and the notebook does not define.
-Each check cell becomes a locked autograder test worth POINTS (its value shown
-with display(), as nbgrader would read a returned value as a score), a locked cell
-after the setup cell turns grading on (a failed check raises AssertionError
-with its hint), and every other cell is read-only.
+Each check cell becomes a locked autograder test worth its points in
+teachers/points.toml: what the student sees is the notebook's own check (its
+value shown with display(), as nbgrader would read a returned value as a score);
+the verdict is a hidden test (`### BEGIN HIDDEN TESTS`) that no answer cell can
+switch off: it loads a fresh private copy of the checks, asserts on the
+structured result, re-checks a function on inputs the student never saw against
+the reference solution, and enforces a helper the exercise forbids ("without
+`ah.padding_mask`"); see scripts/nbgrader_autograder.py. Each "In your own
+words" section gets a manually graded answer cell worth its `written` points.
+Every other cell is read-only.
 """
 
 from __future__ import annotations
@@ -40,16 +47,38 @@ import ast
 import re
 import shutil
 import sys
+import zlib
 from pathlib import Path
 
 import nbformat
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from scripts import nbgrader_autograder
+
 ROOT = Path(__file__).resolve().parents[1]
-POINTS = 1
+POINTS_FILE = ROOT / "teachers" / "points.toml"
+AUTOGRADER = "attention_autograder.py"  # its name beside each notebook
 STUB = re.compile(r"\bNone\b,?\s*#")
 CHECK = re.compile(r"\bah\.checks\.(check_\w+)\(")
-GRADING_ON = ("ah.checks.grading(True)  # graded copy: a check that fails raises AssertionError "
-              "with its hint, and nbgrader gives that exercise 0 points")
+FORBIDDEN = re.compile(r"\b(?:without|not)\s+(?:using\s+)?`ah\.(\w+)`")
+WRITTEN = re.compile(r"^##\s+In your own words", re.M)
+HIDDEN = """\
+### BEGIN HIDDEN TESTS
+# The grade (scripts/nbgrader_autograder.py): a fresh private copy of the checks, not ah.checks.
+import importlib.util as _grading_util, pathlib as _grading_path
+_grading_folder = _grading_path.Path.cwd()
+_grading_spec = _grading_util.spec_from_file_location("_attention_autograder",
+                                                      _grading_folder / {file!r})
+_grader = _grading_util.module_from_spec(_grading_spec)
+_grading_spec.loader.exec_module(_grader)
+_grader.verdict(globals(), _grading_folder, {call!r}, {answers!r}, forbidden={forbidden!r},
+                seed={seed}, reference={reference!r})
+### END HIDDEN TESTS"""
+WRITTEN_STUB = "YOUR ANSWER HERE"
 CONFIG = '''\
 # nbgrader configuration of the attention-math course (written by scripts/make_nbgrader_course.py).
 c = get_config()  # noqa: F821 (nbgrader provides it)
@@ -59,7 +88,44 @@ c.CourseDirectory.course_id = "attention-math"
 c.ClearSolutions.code_stub = {"python": ""}
 # Some cells draw figures; a loaded machine needs more than nbgrader's 30 s default.
 c.Execute.timeout = 300
+# The feedback shows each test cell without its hidden test (which carries the reference solution).
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 '''
+
+
+def load_points(path: Path = POINTS_FILE) -> dict:
+    """{notebook stem: {checker name or "written": points}} from teachers/points.toml."""
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def points_of(points: dict, stem: str, key: str) -> float:
+    try:
+        value = points[stem][key]
+    except KeyError:
+        raise ValueError(f"{POINTS_FILE.relative_to(ROOT)} gives no points for {key} of {stem}: "
+                         f"add `{key} = 1` under [{stem}]") from None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"points for {key} of {stem} must be a positive number, got {value!r}")
+    return value
+
+
+def forbidden_helpers(nb, answer: int) -> list[str]:
+    """Helpers the exercise's text forbids ("without `ah.padding_mask`"), from the markdown
+    between the previous code cell and the answer cell."""
+    names, k = [], answer - 1
+    while k >= 0 and nb.cells[k].cell_type == "markdown":
+        names += FORBIDDEN.findall(nb.cells[k].source)
+        k -= 1
+    return sorted(set(names))
+
+
+def hidden_test(call: str, answers, reference: str, forbidden, grade_id: str) -> str:
+    return HIDDEN.format(file=AUTOGRADER, call=call, answers=sorted(answers), forbidden=forbidden,
+                         seed=zlib.crc32(grade_id.encode()) % 10_000,
+                         reference=nbgrader_autograder.pack(reference))
 
 
 def meta(grade_id, *, grade=False, solution=False, locked=False, points=None) -> dict:
@@ -187,8 +253,9 @@ def solution_source(solutions: Path, names: set[str], defined: set[str]) -> str:
 
 # ---- writing the course -------------------------------------------------------------
 
-def source_notebook(path: Path, solutions: Path):
-    """The nbgrader source version of one notebook."""
+def source_notebook(path: Path, solutions: Path, points: dict | None = None):
+    """The nbgrader source version of one notebook, and its number of graded exercises."""
+    points = load_points() if points is None else points
     nb = nbformat.read(path, as_version=4)
     found = exercises(nb)
     answers = {answer: (check, name) for answer, check, name in found if answer is not None}
@@ -197,7 +264,7 @@ def source_notebook(path: Path, solutions: Path):
                   if c.cell_type == "code" and "import attention_helpers as ah" in c.source), None)
     if found and setup is None:
         raise ValueError("no setup cell imports attention_helpers as ah")
-    cells, used_ids = [], set()
+    cells, used_ids, references = [], set(), {}
 
     def add(cell, grade_id, **kwargs):
         base, k = grade_id, 2
@@ -219,18 +286,23 @@ def source_notebook(path: Path, solutions: Path):
                 add(nbformat.v4.new_code_cell(data), f"{name}-data", locked=True)
             defined = notebook_names(nb.cells[:index]) | notebook_names([nbformat.v4.new_code_cell(data)])
             solution = solution_source(solutions, names, defined)
+            references[index] = (names, solution, forbidden_helpers(nb, index))
             cell.source = f"{answer.rstrip()}\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION"
             add(cell, f"answer-{name}", solution=True)
         elif index in checks and checks[index][0] is not None:
+            answer_index, name = checks[index]
+            names, solution, forbidden = references[answer_index]
+            call = check_call(cell.source)
+            cell.source = f"{displayed(cell.source)}\n{hidden_test(call, names, solution, forbidden, name)}"
+            add(cell, name, grade=True, locked=True, points=points_of(points, path.stem, name))
+        elif index in checks:  # a worked example that fails on purpose: shown, not graded
             cell.source = displayed(cell.source)
-            add(cell, checks[index][1], grade=True, locked=True, points=POINTS)
-        elif index in checks:  # a worked example that fails on purpose: not graded
-            cell.source = ungraded(cell.source)
             add(cell, f"cell-{index}", locked=True)
         else:
             add(cell, f"cell-{index}", locked=True)
-        if index == setup and found:
-            add(nbformat.v4.new_code_cell(GRADING_ON), "grading-on", locked=True)
+        if cell.cell_type == "markdown" and WRITTEN.search(cell.source) and found:
+            written = nbformat.v4.new_markdown_cell(WRITTEN_STUB)
+            add(written, "written", grade=True, solution=True, points=points_of(points, path.stem, "written"))
     nb.cells = cells
     return nb, len([a for a, _, _ in found if a is not None])
 
@@ -252,24 +324,40 @@ def displayed(source: str) -> str:
     return "\n".join(lines[:last.lineno - 1] + [shown])
 
 
-def ungraded(source: str) -> str:
-    """Run `source` with grading off, still showing the value of its last line."""
-    indented = "\n".join("    " + line if line else line for line in displayed(source).split("\n"))
-    return "with ah.checks.grading(False):  # a worked example: this check fails on purpose\n" + indented
+def check_call(source: str) -> str:
+    """The `ah.checks.check_...(...)` expression of a check cell, as source text."""
+    tree = parse(source)
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, ast.Call) and CHECK.match(ast.get_source_segment(source, node) or ""):
+            return ast.get_source_segment(source, node)
+    raise ValueError(f"a check cell whose check call cannot be read:\n{source}")
 
 
-def write_course(out: Path, notebooks: list[Path]) -> dict[str, int]:
+def exercise_notebooks(folder: Path = ROOT / "notebooks") -> list[Path]:
+    """Every numbered notebook (00 … 11, 05b too) that holds at least one exercise."""
+    found = []
+    for path in sorted(folder.glob("[0-9][0-9]*_*.ipynb")):
+        try:
+            if exercises(nbformat.read(path, as_version=4)):
+                found.append(path)
+        except ValueError:  # a stub the generator refuses: write_course says so
+            found.append(path)
+    return found
+
+
+def write_course(out: Path, notebooks: list[Path], points: dict | None = None) -> dict[str, int]:
     """Write the course into `out`; return {assignment: number of graded exercises}."""
+    points = load_points() if points is None else points
     out.mkdir(parents=True, exist_ok=True)
     (out / "nbgrader_config.py").write_text(CONFIG)
     graded = {}
     for path in notebooks:
-        number = path.name[:2]
+        number = path.name.split("_")[0]
         solutions = ROOT / "solutions" / f"nb{number}.py"
         if not solutions.exists():
             raise SystemExit(f"{path.name}: no reference solutions in solutions/nb{number}.py")
         try:
-            nb, count = source_notebook(path, solutions)
+            nb, count = source_notebook(path, solutions, points)
         except ValueError as err:
             raise SystemExit(f"{path.name}: {err}") from None
         folder = out / "source" / path.stem
@@ -279,6 +367,7 @@ def write_course(out: Path, notebooks: list[Path]) -> dict[str, int]:
         nbformat.write(nb, folder / path.name)
         shutil.copytree(ROOT / "attention_helpers", folder / "attention_helpers",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copyfile(Path(nbgrader_autograder.__file__), folder / AUTOGRADER)
         graded[path.stem] = count
     return graded
 
@@ -289,7 +378,7 @@ def main(argv=None) -> None:
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="notebooks to include (default: every numbered notebook)")
     args = parser.parse_args(argv)
-    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = args.notebooks or exercise_notebooks()
     for stem, count in write_course(args.out_dir, notebooks).items():
         print(f"{stem}: {count} graded exercise{'s' if count != 1 else ''}")
 

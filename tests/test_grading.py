@@ -1,4 +1,4 @@
-"""The generated nbgrader course round-trips through real nbgrader (marker `grading`).
+"""The generated nbgrader course round-trips through real nbgrader (markers `grading`, `slow`).
 
 nbgrader is installed into its own environment, .cache/grading-venv (git-ignored;
 the environment variable ATTENTION_GRADING_VENV names another folder),
@@ -7,9 +7,19 @@ only when pyproject.toml or the lock changes. For every notebook with exercises,
 - "reference": the released notebook with the reference solutions: full marks;
 - "blank": the released notebook untouched: zero;
 - "mistake": the reference solutions with one typical wrong answer (for the
-  notebooks in MISTAKES): that exercise loses its point, the others keep theirs,
-  and the feedback shows the hint.
-The scores are read from nbgrader's own gradebook.
+  notebooks in MISTAKES): that exercise loses its points, the others keep theirs,
+  and the feedback shows the hint;
+- "switched_off", "replaced": blank answers whose first answer cell tries to switch
+  the grading off (`ah.checks.grading(False)`, ATTENTION_GRADING) or replaces and
+  wraps the checkers (every `ah.checks.check_...`, `Check`, the modules in
+  sys.modules): zero;
+- "memorised": the reference solutions, but the exercise of MISTAKES answered by a
+  function that is right only on the inputs the visible check uses (it records
+  them by running the check itself first): that exercise gets zero;
+- "forbidden": for the exercises that forbid a helper ("without `ah.padding_mask`"),
+  an answer that calls the helper: zero for that exercise.
+Points come from teachers/points.toml; the "In your own words" cell is graded by hand,
+so autograde gives it nothing. The scores are read from nbgrader's own gradebook.
 """
 
 from __future__ import annotations
@@ -28,11 +38,58 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-from conftest import COURSE_MAKER, EXERCISE_NOTEBOOKS
 
+from scripts import make_nbgrader_course as COURSE_MAKER
 from tools.notebooks import ROOT
 
-pytestmark = pytest.mark.grading
+EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()  # every one with exercises: 05b, 10, 11 too
+POINTS = COURSE_MAKER.load_points()
+
+pytestmark = [pytest.mark.grading, pytest.mark.slow]
+
+# Blank answers, but the first answer cell tries to change the verdict from inside the kernel.
+SWITCHED_OFF = """\
+import os
+os.environ["ATTENTION_GRADING"] = "0"
+ah.checks.grading(False)
+import attention_helpers.checks._base as _base
+_base.grading_on = lambda: False
+"""
+REPLACED = """\
+import sys, functools
+def _passes(*args, **kwargs):
+    return ah.checks.Check(True, "right", "looks right")
+for _name in dir(ah.checks):
+    if _name.startswith("check_"):
+        setattr(ah.checks, _name, _passes)
+for _module in [m for n, m in list(sys.modules.items()) if n.startswith("attention_helpers.checks.nb")]:
+    for _name in dir(_module):
+        if _name.startswith("check_"):
+            setattr(_module, _name, functools.wraps(getattr(_module, _name))(_passes))
+ah.checks.Check.__bool__ = lambda self: True
+sys.modules["attention_helpers.checks"] = ah.checks
+"""
+# An answer that is right only where the visible check looks: it runs the check once with a
+# recorder, then answers the recorded inputs with the reference and everything else with zeros.
+MEMORISED = """\
+{reference}
+_right = {name}
+_seen = set()
+def _record(*args):
+    _seen.add(repr(args))
+    return _right(*args)
+ah.checks.{checker}(_record)
+def {name}(*args):
+    if repr(args) in _seen:
+        return _right(*args)
+    return np.zeros_like(np.asarray(_right(*args), dtype=float))
+"""
+# Exercises whose text forbids a helper, and an answer that uses it.
+FORBIDDEN = {
+    "04_softmax": ("check_stable_softmax", "def my_softmax(S):\n    return ah.softmax(S)"),
+    "05b_multi_head_attention": ("check_padding_mask",
+                                 "def my_padding_mask(lengths, n):\n    return ah.padding_mask(lengths, n)"),
+}
 
 # ATTENTION_GRADING_VENV may point elsewhere, e.g. to keep one environment across fresh clones in CI.
 VENV = Path(os.environ.get("ATTENTION_GRADING_VENV") or ROOT / ".cache" / "grading-venv")
@@ -143,6 +200,38 @@ def read_gradebook(env, course) -> dict:
     return json.loads(result.stdout)
 
 
+def check_points(stem) -> dict:
+    """{checker: points} of the autograded checks of one notebook (teachers/points.toml)."""
+    return {k: v for k, v in POINTS[stem].items() if k != "written"}
+
+
+def submissions(course, assignment) -> dict:
+    """{student: {grade_id: source}} for one assignment."""
+    source = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    released = nbformat.read(course / "release" / assignment / f"{assignment}.ipynb", as_version=4)
+    reference = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
+                 if c.metadata["nbgrader"]["solution"] and c.cell_type == "code"}
+    stubs = {c.metadata["nbgrader"]["grade_id"]: c.source for c in released.cells
+             if c.metadata["nbgrader"]["solution"] and c.cell_type == "code"}
+    first = next(iter(stubs))
+    students = {
+        "reference": reference,
+        "blank": {},
+        "switched_off": {first: SWITCHED_OFF + stubs[first]},
+        "replaced": {first: REPLACED + stubs[first]},
+    }
+    if assignment in MISTAKES:
+        checker, wrong, _ = MISTAKES[assignment]
+        students["mistake"] = {**reference, f"answer-{checker}": wrong}
+        (name,) = COURSE_MAKER.stub_split(stubs[f"answer-{checker}"])[2]
+        students["memorised"] = {**reference, f"answer-{checker}": MEMORISED.format(
+            reference=reference[f"answer-{checker}"], name=name, checker=checker)}
+    if assignment in FORBIDDEN:
+        checker, answer = FORBIDDEN[assignment]
+        students["forbidden"] = {**reference, f"answer-{checker}": answer}
+    return students
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     env = grading_env()
@@ -153,16 +242,11 @@ def graded(tmp_path_factory):
     # the same released course twice, each with its own gradebook and half the submissions
     twin = base / "twin"
     shutil.copytree(course, twin)
-    for k, assignment in enumerate(counts):
-        source = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
-        reference = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
-                     if c.metadata["nbgrader"]["solution"]}
-        hand_in(course, assignment, "reference", reference)
-        hand_in(twin, assignment, "blank", {})
-        if assignment in MISTAKES:
-            checker, wrong, _ = MISTAKES[assignment]
-            hand_in((course, twin)[k % 2], assignment, "mistake",
-                    {**reference, f"answer-{checker}": wrong})
+    k = 0
+    for assignment in counts:
+        for student, answers in submissions(course, assignment).items():
+            hand_in((course, twin)[k % 2], assignment, student, answers)
+            k += 1
     autograde_in_parallel(env, [course, twin])
     scores = {}
     for folder in (course, twin):
@@ -174,26 +258,43 @@ def graded(tmp_path_factory):
     return SimpleNamespace(course=course, counts=counts, scores=scores, feedback=feedback)
 
 
+IDS = [p.stem[:3].rstrip("_") for p in EXERCISE_NOTEBOOKS]
+
+
 def test_every_notebook_with_exercises_is_an_assignment(graded):
     counts, scores = graded.counts, graded.scores
     assert set(counts) == {p.stem for p in EXERCISE_NOTEBOOKS} == set(scores)
     assert all(count >= 1 for count in counts.values())
+    assert {"05b_multi_head_attention"} <= set(counts)
 
 
-@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=[p.stem[:2] for p in EXERCISE_NOTEBOOKS])
-def test_reference_solutions_get_full_marks(graded, path):
-    counts, scores = graded.counts, graded.scores
-    score, max_score, grades = scores[path.stem]["reference"]
-    assert max_score == counts[path.stem] * COURSE_MAKER.POINTS
-    assert score == max_score, grades
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=IDS)
+def test_reference_solutions_get_every_autograded_point(graded, path):
+    score, max_score, grades = graded.scores[path.stem]["reference"]
+    assert max_score == sum(POINTS[path.stem].values())  # the checks and the written answer
+    assert {k: v for k, v in grades.items() if k != "written"} == check_points(path.stem)
+    assert len(check_points(path.stem)) == graded.counts[path.stem]
+    assert score == sum(check_points(path.stem).values()), grades
 
 
-@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=[p.stem[:2] for p in EXERCISE_NOTEBOOKS])
-def test_the_blank_notebook_gets_zero(graded, path):
-    counts, scores = graded.counts, graded.scores
-    score, max_score, grades = scores[path.stem]["blank"]
-    assert max_score == counts[path.stem] * COURSE_MAKER.POINTS > 0
+@pytest.mark.parametrize("student", ["blank", "switched_off", "replaced"])
+@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=IDS)
+def test_a_blank_or_cheating_notebook_gets_zero(graded, path, student):
+    score, max_score, grades = graded.scores[path.stem][student]
+    assert max_score == sum(POINTS[path.stem].values()) > 0
     assert score == 0, grades
+
+
+@pytest.mark.parametrize("student, table", [("memorised", MISTAKES), ("forbidden", FORBIDDEN)])
+def test_an_answer_right_only_on_the_visible_inputs_or_with_a_forbidden_helper_gets_zero(
+        graded, student, table):
+    for assignment, (checker, *_) in table.items():
+        if assignment not in graded.counts:
+            pytest.fail(f"{assignment} is not among the notebooks")
+        score, _, grades = graded.scores[assignment][student]
+        assert grades[checker] == 0, (assignment, grades)
+        others = {k: v for k, v in grades.items() if k not in (checker, "written")}
+        assert others == {k: v for k, v in check_points(assignment).items() if k != checker}, assignment
 
 
 @pytest.mark.parametrize("assignment", sorted(MISTAKES))
@@ -204,16 +305,17 @@ def test_a_typical_mistake_loses_that_exercise_and_the_feedback_names_it(graded,
     checker, _, hint = MISTAKES[assignment]
     score, max_score, grades = scores[assignment]["mistake"]
     assert grades[checker] == 0
-    assert {k: v for k, v in grades.items() if k != checker} == {
-        k: COURSE_MAKER.POINTS for k in grades if k != checker}
-    assert score == max_score - COURSE_MAKER.POINTS
+    assert {k: v for k, v in grades.items() if k not in (checker, "written")} == {
+        k: v for k, v in check_points(assignment).items() if k != checker}
+    assert score == sum(check_points(assignment).values()) - check_points(assignment)[checker]
     page = feedback[assignment].read_text()
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     failures = [line for line in text.splitlines() if line.startswith("AssertionError: ❌ Not yet: ")]
     assert len(failures) == 1 and hint in failures[0], failures
+    assert "BEGIN HIDDEN TESTS" not in text and "reference=" not in text  # no solution in feedback
 
 
-def test_the_source_notebooks_keep_the_course_stubs(graded):
+def test_the_released_notebooks_keep_the_course_stubs_and_show_no_switch(graded):
     # the released notebook shows each answer cell as the course does: stub, no solution
     course, counts = graded.course, graded.counts
     for assignment in counts:
@@ -221,11 +323,17 @@ def test_the_source_notebooks_keep_the_course_stubs(graded):
         original = nbformat.read(ROOT / "notebooks" / f"{assignment}.ipynb", as_version=4)
         stubs = {COURSE_MAKER.stub_split(c.source)[1].strip() for c in original.cells
                  if c.cell_type == "code" and COURSE_MAKER.stub_split(c.source)}
-        answers = [c for c in released.cells if c.metadata["nbgrader"]["solution"]]
+        answers = [c for c in released.cells if c.metadata["nbgrader"]["solution"] and c.cell_type == "code"]
         assert len(answers) == counts[assignment]
         for cell in answers:
             assert "SOLUTION" not in cell.source
             assert cell.source.strip() in stubs
+        locked = "\n".join(c.source for c in released.cells if c.metadata["nbgrader"]["locked"])
+        assert "grading(False)" not in locked and "HIDDEN TESTS" not in locked
+        written = [c for c in released.cells if c.metadata["nbgrader"]["grade_id"] == "written"]
+        assert len(written) == ("written" in POINTS[assignment]), assignment
+        assert all(c.cell_type == "markdown" and c.metadata["nbgrader"]["points"] ==
+                   POINTS[assignment]["written"] for c in written)
 
 
 def test_writing_the_course_leaves_the_notebooks_alone(tmp_path):

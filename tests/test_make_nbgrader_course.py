@@ -1,9 +1,15 @@
-"""scripts/make_nbgrader_course.py on a tiny made-up notebook: fast, without nbgrader
-(tests/test_grading.py runs the real course through nbgrader)."""
+"""scripts/make_nbgrader_course.py on a tiny made-up notebook, and the autograder's verdict
+against cheating answers in this process: fast, without nbgrader (tests/test_grading.py runs
+the real course through nbgrader)."""
 
 import nbformat
+import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+import attention_helpers as ah
+from scripts import nbgrader_autograder as autograder
+from tools.notebooks import ROOT
 
 SOLUTIONS = '''\
 import numpy as np
@@ -26,6 +32,8 @@ total = row.sum()
 CELLS = [
     new_markdown_cell("# 99 · Doubling"),
     new_code_cell("import numpy as np\nimport attention_helpers as ah"),
+    new_markdown_cell("## In your own words\n\n**Explain.** Why double?"),
+    new_markdown_cell("## Exercises\n\nWrite `my_double(x)` without `ah.double`."),
     new_code_cell("def my_double(x):\n    return None  # your code here"),
     new_code_cell("ah.checks.check_double(my_double)"),
     new_code_cell("ah.checks.check_double(lambda x: x)  # a worked example of a miss"),
@@ -34,13 +42,16 @@ CELLS = [
 ]
 
 
+POINTS = {"99_doubling": {"check_double": 2, "check_total": 1, "written": 3}}
+
+
 @pytest.fixture
 def made(tmp_path, course_maker):
     solutions = tmp_path / "nb99.py"
     solutions.write_text(SOLUTIONS)
     path = tmp_path / "99_doubling.ipynb"
     nbformat.write(new_notebook(cells=CELLS), path)
-    nb, count = course_maker.source_notebook(path, solutions)
+    nb, count = course_maker.source_notebook(path, solutions, POINTS)
     return nb, count
 
 
@@ -75,26 +86,52 @@ def test_every_cell_gets_its_nbgrader_role(made):
     answer = cells["answer-check_double"].metadata["nbgrader"]
     assert answer["solution"] and not answer["grade"] and not answer["locked"]
     test = cells["check_double"].metadata["nbgrader"]
-    assert test["grade"] and test["locked"] and test["points"] == 1 and not test["solution"]
-    assert cells["check_double"].source == "display(ah.checks.check_double(my_double))"
+    assert test["grade"] and test["locked"] and test["points"] == 2 and not test["solution"]
+    assert cells["check_total"].metadata["nbgrader"]["points"] == 1
+    shown, hidden = cells["check_double"].source.split("\n", 1)
+    assert shown == "display(ah.checks.check_double(my_double))"
+    assert hidden.startswith("### BEGIN HIDDEN TESTS") and hidden.endswith("### END HIDDEN TESTS")
+    assert "'ah.checks.check_double(my_double)', ['my_double'], forbidden=['double']" in hidden
+    assert "return _double(x)" not in hidden  # the reference is packed, not legible at a glance
+    written = cells["written"]
+    assert written.cell_type == "markdown" and written.metadata["nbgrader"] == {
+        "grade": True, "grade_id": "written", "locked": False, "schema_version": 3, "solution": True,
+        "points": 3}
+    assert nb.cells[nb.cells.index(written) - 1].source.startswith("## In your own words")
     others = [c for c in nb.cells if not c.metadata["nbgrader"]["grade"]
               and not c.metadata["nbgrader"]["solution"]]
     assert all(c.metadata["nbgrader"]["locked"] for c in others)
-    assert len(nb.cells) == len(CELLS) + 2  # the grading cell and one data cell
+    assert len(nb.cells) == len(CELLS) + 2  # the written answer and one data cell
 
 
-def test_grading_is_turned_on_right_after_the_setup_cell(made):
+def test_no_cell_switches_grading_mode(made):
     nb, _ = made
-    assert nb.cells[1].source.startswith("import numpy")
-    assert nb.cells[2].source.startswith("ah.checks.grading(True)")
+    assert not any("grading(" in c.source for c in nb.cells)
 
 
-def test_a_check_without_an_answer_runs_ungraded(made):
+def test_a_check_without_an_answer_is_shown_not_graded(made):
     nb, _ = made
     (demo,) = [c for c in nb.cells if "lambda x: x" in c.source]
     assert not demo.metadata["nbgrader"]["grade"]
-    assert demo.source == ("with ah.checks.grading(False):  # a worked example: this check fails on purpose\n"
-                           "    display(ah.checks.check_double(lambda x: x))  # a worked example of a miss")
+    assert demo.source == "display(ah.checks.check_double(lambda x: x))  # a worked example of a miss"
+
+
+def test_a_check_with_no_points_is_refused_by_name(tmp_path, course_maker):
+    solutions = tmp_path / "nb99.py"
+    solutions.write_text(SOLUTIONS)
+    path = tmp_path / "99_doubling.ipynb"
+    nbformat.write(new_notebook(cells=CELLS), path)
+    with pytest.raises(ValueError, match=r"no points for check_total of 99_doubling: add `check_total = 1`"):
+        course_maker.source_notebook(path, solutions, {"99_doubling": {"check_double": 1, "written": 1}})
+
+
+def test_points_file_covers_every_exercise_notebook(course_maker):
+    points = course_maker.load_points()
+    for path in course_maker.exercise_notebooks():
+        nb = nbformat.read(path, as_version=4)
+        for answer, _, name in course_maker.exercises(nb):
+            if answer is not None:
+                assert course_maker.points_of(points, path.stem, name) > 0
 
 
 def test_the_answer_keeps_its_stub_above_the_solution_and_the_data_is_locked(made):
@@ -107,7 +144,7 @@ def test_the_answer_keeps_its_stub_above_the_solution_and_the_data_is_locked(mad
     assert double.startswith("def my_double(x):\n    return None  # your code here\n### BEGIN SOLUTION\n")
     # what nbgrader releases (the region replaced by the empty code stub) is the course's own stub
     released = double.split("### BEGIN SOLUTION")[0]
-    assert released.strip() == CELLS[2].source
+    assert released.strip() == CELLS[4].source
     namespace = {}
     exec(double.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""), namespace)
     assert namespace["my_double"](3.0) == 6.0  # the solution comes last, so it is the one defined
@@ -127,3 +164,72 @@ def test_no_outputs_in_the_source_version(made):
 def test_a_stub_that_would_go_ungraded_is_refused(course_maker, cells):
     with pytest.raises(ValueError, match="holds a stub"):
         course_maker.exercises(new_notebook(cells=cells))
+
+
+# ---- the verdict of a hidden test, in this process ------------------------------------------
+
+REFERENCE = autograder.pack(
+    "def my_softmax(S):\n    e = np.exp(S - S.max(axis=-1, keepdims=True))\n"
+    "    return e / e.sum(axis=-1, keepdims=True)")
+CALL = "ah.checks.check_stable_softmax(my_softmax)"
+
+
+def namespace(my_softmax):
+    return {"ah": ah, "np": np, "my_softmax": my_softmax}
+
+
+def stable(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_the_verdict_passes_a_right_answer():
+    autograder.verdict(namespace(stable), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
+                       forbidden=["softmax"])
+
+
+def test_the_verdict_ignores_grading_switches_and_replaced_checkers(monkeypatch):
+    monkeypatch.setenv("ATTENTION_GRADING", "0")
+    monkeypatch.setattr(ah.checks, "check_stable_softmax", lambda fn: ah.checks.Check(True, "right", "ok"))
+    monkeypatch.setattr(ah.checks.nb04, "check_stable_softmax", lambda fn: ah.checks.Check(True, "right", "ok"))
+    monkeypatch.setattr(ah.checks.Check, "__bool__", lambda self: True)
+    with ah.checks.grading(False), pytest.raises(AssertionError, match="Not yet: .*empty"):
+        autograder.verdict(namespace(lambda S: None), ROOT, CALL, ["my_softmax"], reference=REFERENCE)
+
+
+def test_the_verdict_rechecks_on_inputs_the_student_never_saw():
+    seen = set()
+
+    def record(S):
+        seen.add(S.tobytes())
+        return stable(S)
+    ah.checks.check_stable_softmax(record)
+
+    def memorised(S):
+        return stable(S) if S.tobytes() in seen else np.zeros_like(S)
+    assert ah.checks.check_stable_softmax(memorised).ok  # the visible check is fooled
+    with pytest.raises(AssertionError, match="different answer on other inputs"):
+        autograder.verdict(namespace(memorised), ROOT, CALL, ["my_softmax"], reference=REFERENCE)
+
+
+def test_the_verdict_enforces_a_forbidden_helper():
+    def uses_the_helper(S):
+        return ah.softmax(S)
+    with pytest.raises(AssertionError, match="uses softmax"):
+        autograder.verdict(namespace(uses_the_helper), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
+                           forbidden=["softmax"])
+    renamed = ah.softmax  # bound under another name before the check
+
+    def hides_the_helper(S):
+        return renamed(S)
+    with pytest.raises(AssertionError, match="uses softmax"):
+        autograder.verdict(namespace(hides_the_helper), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
+                           forbidden=["softmax"])
+
+
+def test_the_verdict_stops_a_call_to_a_forbidden_helper_it_cannot_see():
+    def looks_it_up(S):
+        return getattr(ah, "soft" + "max")(S)
+    with pytest.raises(AssertionError, match="not allowed in this exercise"):
+        autograder.verdict(namespace(looks_it_up), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
+                           forbidden=["softmax"])

@@ -1,0 +1,216 @@
+"""The verdict of a graded check cell in the nbgrader course (copied beside each notebook).
+
+scripts/make_nbgrader_course.py puts a hidden test (`### BEGIN HIDDEN TESTS`) into every
+graded check cell. That test loads this file by its path under a private name and
+calls `verdict(...)`, which decides the exercise's points without trusting anything an
+answer cell could have changed:
+
+- it loads a fresh, private copy of `attention_helpers.checks` from the assignment's
+  own folder (nbgrader puts the course's copy back before it grades), never the one
+  in `sys.modules`, so `ah.checks.grading(False)`, ATTENTION_GRADING, or checkers
+  replaced or wrapped in the kernel change nothing;
+- it asserts on the structured result (`Check.ok`, of the private `Check` class);
+- for an answer that is a function, it calls the function again on inputs the
+  student never saw (the checker's own inputs, with every float array redrawn by
+  a seeded generator) and compares it with the reference solution, which is in
+  the hidden test and never released;
+- a helper the exercise forbids ("without `ah.padding_mask`") fails the exercise if
+  the function names it or calls it.
+
+This runs inside the student's kernel, so it cannot stop code that rewrites NumPy or
+Python itself; it stops every shortcut that goes through the course's own helper.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import functools
+import importlib
+import sys
+import types
+import uuid
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+TRIALS = 3  # redrawn inputs per recorded call
+MATH_MODULES = ("core", "examples", "backward", "kv_designs")  # not plots or widgets
+
+
+def pack(source: str) -> str:
+    """A reference solution as the hidden test carries it: not readable at a glance in a traceback."""
+    return base64.b64encode(zlib.compress(source.encode())).decode()
+
+
+def unpack(packed: str) -> str:
+    return zlib.decompress(base64.b64decode(packed)).decode()
+
+
+def fresh_package(folder: Path) -> types.ModuleType:
+    """`attention_helpers` from `folder`, imported anew under a private name (its checks,
+    core and examples; not its plots or widgets)."""
+    name = f"_graded_attention_helpers_{uuid.uuid4().hex}"
+    package = types.ModuleType(name)
+    package.__path__ = [str(folder)]
+    package.__package__ = name
+    sys.modules[name] = package  # the relative imports inside need it there
+    package.checks = importlib.import_module(f"{name}.checks")
+
+    def math_name(attribute):  # ah.softmax and the like, for the reference solutions
+        for module in MATH_MODULES:
+            if (folder / f"{module}.py").exists():
+                found = getattr(importlib.import_module(f"{name}.{module}"), attribute, None)
+                if found is not None:
+                    return found
+        raise AttributeError(f"the graded copy of attention_helpers has no {attribute}")
+
+    package.__getattr__ = math_name
+    return package
+
+
+def _code_names(code) -> set[str]:
+    names = set(code.co_names)  # globals and attributes the code reads, not its own variables
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _uses(fn, helper: str, depth: int = 2) -> bool:
+    """True if `fn` names `helper` (ah.padding_mask, padding_mask) or reaches the helper's function
+    through another name: a global, a closure variable, or a function of its own that does."""
+    code = fn.__code__
+    if helper in _code_names(code):
+        return True
+    values = [fn.__globals__.get(name) for name in _code_names(code)]
+    values += [cell.cell_contents for cell in (fn.__closure__ or ()) if _filled(cell)]
+    for value in values:
+        if getattr(value, "__name__", None) == helper and str(getattr(value, "__module__", "")).startswith(
+                "attention_helpers"):
+            return True
+        if depth and isinstance(value, types.FunctionType) and _uses(value, helper, depth - 1):
+            return True
+    return False
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a closure variable not bound yet
+        return False
+    return True
+
+
+def _recorder(fn):
+    """The student's function, remembering the arguments of each call in `.calls`."""
+    @functools.wraps(fn)
+    def recorded(*args):
+        recorded.calls.append(copy.deepcopy(args))
+        return fn(*args)
+    recorded.calls, recorded.fn = [], fn
+    return recorded
+
+
+def _redraw(args, rng):
+    """`args` with every float array replaced by one of the same shape, new values."""
+    out = []
+    for arg in args:
+        if isinstance(arg, np.ndarray) and arg.dtype.kind == "f" and arg.size:
+            scale = max(1.0, float(np.abs(arg).max()) / 2)
+            out.append(rng.normal(0.0, scale, size=arg.shape).astype(arg.dtype))
+        else:
+            out.append(copy.deepcopy(arg))
+    return tuple(out)
+
+
+def _same(a, b) -> bool:
+    if isinstance(b, (tuple, list)):
+        return isinstance(a, (tuple, list)) and len(a) == len(b) and all(map(_same, a, b))
+    try:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-8, equal_nan=True))
+
+
+def _fail(text: str):
+    raise AssertionError(text)
+
+
+def verdict(namespace: dict, folder, call: str, answers, reference: str = "", forbidden=(),
+            seed: int = 0) -> None:
+    """Raise AssertionError (with the hint) unless the exercise checked by `call` is right.
+
+    namespace: the notebook's globals; folder: the assignment's folder; call: the check
+    cell's expression, e.g. "ah.checks.check_softmax(my_softmax)"; answers: the names the
+    student's answer binds; reference: the reference solution, packed by `pack`; forbidden:
+    names of helpers the exercise forbids ("padding_mask").
+    """
+    __tracebackhide__ = True
+    package = fresh_package(Path(folder) / "attention_helpers")
+    checks = package.checks
+    scope = dict(namespace)
+    scope["ah"] = package
+    recorders = {}
+    for name in answers:
+        value = namespace.get(name)
+        if isinstance(value, types.FunctionType):
+            for helper in forbidden:
+                if _uses(value, helper):
+                    _fail(f"❌ Not yet: {name} uses {helper}, which this exercise asks you to do without.")
+            recorders[name] = scope[name] = _recorder(value)
+    saved = {helper: getattr(mod, helper) for helper in forbidden
+             for mod in [sys.modules.get("attention_helpers"), sys.modules.get("attention_helpers.core")]
+             if mod is not None and hasattr(mod, helper)}
+    try:
+        for helper in saved:  # a call through a name bound before this cell still fails
+            for mod in [sys.modules.get("attention_helpers"), sys.modules.get("attention_helpers.core")]:
+                if mod is not None and hasattr(mod, helper):
+                    setattr(mod, helper, _forbidden(helper))
+        result = eval(call, scope)  # noqa: S307 (the course's own locked cell)
+    finally:
+        for helper, original in saved.items():
+            for mod in [sys.modules.get("attention_helpers"), sys.modules.get("attention_helpers.core")]:
+                if mod is not None and hasattr(mod, helper):
+                    setattr(mod, helper, original)
+    if not isinstance(result, checks.Check):
+        _fail("❌ Not yet: the check returned no result of the course's own checker.")
+    if not result.ok:
+        _fail(result.text)
+    if recorders and reference:
+        _recheck(recorders, reference, package, np.random.default_rng(seed))
+
+
+class ForbiddenHelper(Exception):
+    """Raised by a helper that the exercise forbids, while the autograder checks it."""
+
+
+def _forbidden(helper):
+    def refuse(*args, **kwargs):
+        raise ForbiddenHelper(f"ah.{helper} is not allowed in this exercise")
+    return refuse
+
+
+def _recheck(recorders, reference, package, rng):
+    solution = {"np": np, "ah": package, "__builtins__": __builtins__}
+    exec(unpack(reference), solution)  # noqa: S102 (the hidden test's reference solution)
+    for name, recorder in recorders.items():
+        expected_fn = solution.get(name)
+        if not callable(expected_fn):
+            continue
+        for args in recorder.calls[:TRIALS]:
+            new = _redraw(args, rng)
+            try:
+                expected = expected_fn(*copy.deepcopy(new))
+            except Exception:  # the redrawn input breaks an assumption of the exercise
+                continue
+            try:
+                got = recorder.fn(*copy.deepcopy(new))
+            except Exception as err:  # the student's code on new inputs
+                _fail(f"❌ Not yet: {name} raised {type(err).__name__} on inputs the check had not "
+                      f"shown: {err}")
+            if not _same(got, expected):
+                _fail(f"❌ Not yet: {name} passed the visible check but gives a different answer "
+                      "on other inputs of the same shapes.")
