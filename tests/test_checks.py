@@ -14,26 +14,59 @@ def stable_softmax(x):
 
 def test_compare_accepts_the_right_answer():
     check = compare([[1.0, 2.0]], np.array([[1.0, 2.0]]), name="Q")
-    assert check and check.message.startswith("✅")
+    assert check and check.kind == "right" and check.mistake is None
 
 
-@pytest.mark.parametrize("answer, fragment", [
-    (None, "still empty"),
-    ("text", "should be an array of numbers"),
-    ([[1.0], [2.0]], "is the transpose of the answer"),
-    ([1.0, 2.0, 3.0], "has shape (3,), expected (1, 2)"),
-    ([[1.0, 2.5]], "differs at index (0, 1): expected 2, got 2.5"),
-    ([[np.nan, 2.0]], "contains inf or nan"),
+@pytest.mark.parametrize("answer, kind, numbers", [
+    (None, "empty", []),
+    ("text", "not_numbers", []),
+    ([[1.0], [2.0]], "transposed", ["(2, 1)", "(1, 2)"]),
+    ([1.0, 2.0, 3.0], "wrong_shape", ["(3,)", "(1, 2)"]),
+    ([[1.0, 2.5]], "wrong_value", ["(0, 1)", "2.5"]),   # where it differs, and what it got there
+    ([[np.nan, 2.0]], "not_finite", []),
 ])
-def test_compare_explains_what_is_wrong(answer, fragment):
+def test_compare_explains_what_is_wrong(answer, kind, numbers):
     check = compare(answer, np.array([[1.0, 2.0]]), name="Q")
+    assert not check and check.kind == kind and check.mistake is None
+    # a sentence a student can use: it names the answer and the shapes or entries at stake
+    assert check.hint and ("Q" in check.hint or kind == "empty")
+    assert all(n in check.hint for n in numbers), check.hint
+
+
+def test_compare_names_a_known_mistake_by_its_key():
+    check = compare([3.0, 4.0], [1.0, 2.0], mistakes={"added": ("you added instead", [3.0, 4.0])})
     assert not check
-    assert fragment in check.message and check.message.startswith("❌")
+    assert (check.kind, check.mistake, check.hint) == ("mistake", "added", "you added instead")
 
 
-def test_compare_names_a_known_mistake():
-    check = compare([3.0, 4.0], [1.0, 2.0], mistakes={"you added instead": [3.0, 4.0]})
-    assert not check and "you added instead" in check.message
+def test_compare_takes_the_first_mistake_that_matches_and_never_the_answer_itself():
+    check = compare([3.0, 4.0], [1.0, 2.0], mistakes={
+        "same_as_answer": ("never reported", [1.0, 2.0]),   # equals the answer: ignored
+        "first": ("first", [3.0, 4.0]), "second": ("second", [3.0, 4.0])})
+    assert check.mistake == "first"
+    assert compare([1.0, 2.0], [1.0, 2.0], mistakes={"same_as_answer": ("x", [1.0, 2.0])})
+
+
+def test_a_mistake_of_none_stands_for_inf_or_nan():
+    check = compare([np.inf, 1.0], [1.0, 2.0], mistakes={"overflow": ("exp overflowed", None)})
+    assert (check.kind, check.mistake) == ("mistake", "overflow")
+
+
+def test_compare_number_names_a_mistake_by_its_key():
+    def number(answer):
+        return ah.checks._base.compare_number(
+            answer, 12, name="n", success="12", otherwise=lambda v: f"{v:g} is not it",
+            mistakes={"doubled": ("you doubled it", 24), "halved": ("you halved it", 6)})
+    assert number(12) and number(12.0)
+    assert (number(24).kind, number(24).mistake) == ("mistake", "doubled")
+    assert (number(6).kind, number(6).mistake) == ("mistake", "halved")
+    assert (number(7).kind, number(7).mistake) == ("wrong_value", None)
+    assert number("twelve").kind == "not_numbers"
+
+
+def test_a_named_mistake_needs_its_key():
+    with pytest.raises(ValueError, match="needs its key"):
+        ah.checks._base.wrong("a hint", kind="mistake")
 
 
 def test_check_softmax_accepts_a_stable_softmax():
@@ -41,19 +74,19 @@ def test_check_softmax_accepts_a_stable_softmax():
     assert check_softmax(ah.softmax)
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (lambda x: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True), "subtract each row's maximum"),
-    (lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True), "normalised over columns"),
-    (lambda x: np.exp(x - x.max()) / np.exp(x - x.max()).sum(), "whole matrix"),
-    (lambda x: np.exp(x), "do not sum to 1"),
-    (lambda x: None, "still empty"),
-    (lambda x: x.nope, "raised AttributeError"),
-    ("not a function", "expected a function"),
+@pytest.mark.parametrize("fn, kind, mistake", [
+    (lambda x: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True), "mistake", "overflow"),
+    (lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True), "mistake", "normalised_over_columns"),
+    (lambda x: np.exp(x - x.max()) / np.exp(x - x.max()).sum(), "mistake", "normalised_over_matrix"),
+    (lambda x: np.exp(x), "mistake", "rows_not_normalised"),
+    (lambda x: None, "empty", None),
+    (lambda x: x.nope, "raised", None),
+    ("not a function", "not_callable", None),
 ])
-def test_check_softmax_names_each_mistake(fn, fragment):
+def test_check_softmax_names_each_mistake(fn, kind, mistake):
     check = check_softmax(fn)
     assert not check
-    assert fragment in check.message
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 def test_check_attention_accepts_the_reference_and_names_mistakes():
@@ -61,9 +94,9 @@ def test_check_attention_accepts_the_reference_and_names_mistakes():
     unscaled = check_attention(lambda Q, K, V: ah.softmax(Q @ K.T) @ V)
     by_dk = check_attention(lambda Q, K, V: ah.softmax(Q @ K.T / Q.shape[-1]) @ V)
     weights_only = check_attention(lambda Q, K, V: ah.softmax(Q @ K.T / np.sqrt(Q.shape[-1])))
-    assert "forgot to scale" in unscaled.message
-    assert "instead of sqrt(d_k)" in by_dk.message
-    assert "returned the weights" in weights_only.message
+    assert unscaled.mistake == "no_scale"
+    assert by_dk.mistake == "divided_by_d_k"
+    assert weights_only.mistake == "returned_weights"
 
 
 # ---- the structured result -------------------------------------------------
@@ -79,13 +112,14 @@ def test_check_attention_accepts_the_reference_and_names_mistakes():
     ([[1.0, 2.5]], "wrong_value"),
 ])
 def test_compare_reports_what_kind_of_answer_it_got(answer, kind):
-    check = compare(answer, np.array([[1.0, 2.0]]), name="Q", mistakes={"you added": [[3.0, 4.0]]})
+    check = compare(answer, np.array([[1.0, 2.0]]), name="Q", mistakes={"added": ("you added", [[3.0, 4.0]])})
     assert check.kind == kind
     assert bool(check) == (kind == "right") == check.ok
-    assert check.mistake == ("you added" if kind == "mistake" else None)
+    assert check.mistake == ("added" if kind == "mistake" else None)
     # the text is built from the fields, never the other way round
     assert check.text == ("✅ Correct: " if check.ok else "❌ Not yet: ") + check.hint
-    assert repr(check) == check.text == check.message
+    assert repr(check) == check.text
+    assert not hasattr(check, "message")  # tests decide from kind and mistake, not from prose
 
 
 def test_a_function_that_raises_keeps_its_error():
@@ -98,8 +132,8 @@ def test_shared_mistakes_read_the_same_in_every_notebook():
     unscaled = lambda Q, K, V: ah.softmax(Q @ K.T) @ V  # noqa: E731
     results = [check_attention(unscaled), ah.checks.check_scaled_attention(unscaled),
                ah.checks.check_masked_attention(lambda Q, K, V, mask=None: unscaled(Q, K, V))]
-    assert {r.mistake for r in results} == {
-        "you forgot to scale: divide Q @ K.T by sqrt(d_k) before the softmax."}
+    assert {r.mistake for r in results} == {"no_scale"}
+    assert len({r.hint for r in results}) == 1  # and the student reads the same sentence
 
 
 def test_an_unknown_kind_is_refused():

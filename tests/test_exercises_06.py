@@ -1,5 +1,5 @@
 """Notebook 06 (KV cache and GQA): the reference solutions pass their checkers,
-and each typical wrong answer gets its own hint."""
+and each typical wrong answer is named by its own mistake key."""
 
 from pathlib import Path
 
@@ -7,49 +7,48 @@ import numpy as np
 import pytest
 
 import attention_helpers as ah
+import solutions.nb06 as sol
 from attention_helpers.checks import check_decode_step, check_kv_head, check_mistral_cache_bytes
-from tools.notebooks import hint as _message
-from tools.notebooks import load_solutions, notebook_value
+from tools.notebooks import notebook_value
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "06_kv_cache_gqa.ipynb"
-
-
-sol = load_solutions("06")
 
 
 # ---- exercise 1: the cache size of Mistral-7B in float32 -------------------------
 
 def test_cache_bytes_solution_passes():
     check = check_mistral_cache_bytes(sol.my_cache_bytes)
-    assert check, check.message
+    assert check, check.text
     assert sol.my_cache_bytes == 2 * 32 * 8 * 128 * 3000 * 4 == 786_432_000
 
 
 N = sol.my_cache_bytes
 
 
-@pytest.mark.parametrize("answer, fragment", [
-    (N // 2, "the factor 2 for K and V is missing"),
-    (2 * 32 * 8 * 128 * 3000 * 2, "default of 2 bytes per value"),  # kv_cache_bytes without bytes_per_value=4
-    (N * 4, "you used the 32 query heads; only the 8 KV heads"),
-    (N * 2, "and 2 bytes per value"),
-    (N // 4, "that counts numbers, not bytes: multiply by the bytes per value"),
-    (N // 8, "misses the factor 2 for K and V"),
-    (N / 2**30, "size in GiB"),
-    (750, "size in MiB"),
-    (None, "still empty"),
-    ("0.73 GiB", "should be an array of numbers"),
+@pytest.mark.parametrize("answer, kind, mistake", [
+    (N // 2, "mistake", "half_size"),
+    (2 * 32 * 8 * 128 * 3000 * 2, "mistake", "half_size"),  # kv_cache_bytes without bytes_per_value=4
+    (N * 4, "mistake", "query_heads"),
+    (N * 2, "mistake", "query_heads_and_half"),
+    (N // 4, "mistake", "numbers_not_bytes"),
+    (N // 8, "mistake", "numbers_and_half"),
+    (N / 2**30, "mistake", "gib"),
+    (750, "mistake", "mib"),
+    (None, "empty", None),
+    ("0.73 GiB", "not_numbers", None),
 ])
-def test_cache_bytes_mistakes_get_their_hint(answer, fragment):
-    assert fragment in _message(check_mistral_cache_bytes(answer))
+def test_cache_bytes_mistakes_are_named(answer, kind, mistake):
+    check = check_mistral_cache_bytes(answer)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 def test_cache_bytes_generic_hint_does_not_give_the_answer_away():
-    message = _message(check_mistral_cache_bytes(12345))
-    assert "12,345 is not the size yet" in message
-    assert "786432000" not in message and "786,432,000" not in message and "expected" not in message
-    assert "one number" in _message(check_mistral_cache_bytes([1, 2]))
+    check = check_mistral_cache_bytes(12345)
+    assert (check.kind, check.mistake) == ("wrong_value", None)
+    assert "12,345" in check.hint  # it says what the student gave, and not the answer
+    assert "786432000" not in check.hint and "786,432,000" not in check.hint and "expected" not in check.hint
+    assert check_mistral_cache_bytes([1, 2]).kind == "wrong_shape"
 
 
 # ---- exercise 2: one decoding step -------------------------------------------------
@@ -110,28 +109,28 @@ def raises(cache, x, W_Q, W_K, W_V):
 
 def test_decode_step_solution_passes():
     check = check_decode_step(sol.my_decode_step)
-    assert check, check.message
-    assert check.message.startswith("✅")
+    assert check, check.text
 
 
 def test_decode_step_accepts_a_row_of_shape_1_by_d_v():
     assert check_decode_step(lambda *args: sol.my_decode_step(*args)[None, :])
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (attend_then_append, "you attended before appending"),
-    (never_append, "the cache never grew"),
-    (new_key_only, "you attended over the new key only"),
-    (unscaled, "you forgot to scale"),
-    (divided_by_d_k, "divided by d_k instead of sqrt(d_k)"),
-    (append_twice, "the cache grew by 2 rows in one step"),
-    (returns_query, "you returned the query"),
-    (returns_all_rows, "the output row of the new token only"),
-    (raises, "your function raised ValueError"),
-    (lambda cache, x, W_Q, W_K, W_V: None, "still empty"),
+@pytest.mark.parametrize("fn, kind, mistake", [
+    (attend_then_append, "mistake", "attended_before_append"),
+    (never_append, "mistake", "cache_never_grew"),
+    (new_key_only, "mistake", "new_key_only"),
+    (unscaled, "mistake", "no_scale"),
+    (divided_by_d_k, "mistake", "divided_by_d_k"),
+    (append_twice, "mistake", "appended_twice"),
+    (returns_query, "mistake", "returned_query"),
+    (returns_all_rows, "wrong_shape", None),
+    (raises, "raised", None),
+    (lambda cache, x, W_Q, W_K, W_V: None, "empty", None),
 ])
-def test_decode_step_mistakes_get_their_hint(fn, fragment):
-    assert fragment in _message(check_decode_step(fn))
+def test_decode_step_mistakes_are_named(fn, kind, mistake):
+    check = check_decode_step(fn)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 def test_decode_step_checks_what_was_cached():
@@ -141,24 +140,26 @@ def test_decode_step_checks_what_was_cached():
             cache._keys[-1] = (x @ W_Q)[None, :]
         return out
 
-    assert "the cache does not hold k = x·W_K" in _message(check_decode_step(caches_queries))
+    check = check_decode_step(caches_queries)
+    assert (check.kind, check.mistake) == ("mistake", "wrong_cache_rows"), check.text
 
 
 # ---- exercise 3: which KV head a query head reads ------------------------------------
 
 def test_kv_head_solution_passes():
     check = check_kv_head(sol.my_kv_head)
-    assert check, check.message
+    assert check, check.text
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (lambda i, h_q, h_kv: i % h_kv, "dealt the query heads out in turn"),
-    (lambda i, h_q, h_kv: i // h_kv, "you divided by h_kv"),
-    (lambda i, h_q, h_kv: None, "still empty"),
-    (lambda i, h_q, h_kv: 0, "differs at index"),
+@pytest.mark.parametrize("fn, kind, mistake", [
+    (lambda i, h_q, h_kv: i % h_kv, "mistake", "interleaved"),
+    (lambda i, h_q, h_kv: i // h_kv, "mistake", "divided_by_h_kv"),
+    (lambda i, h_q, h_kv: None, "empty", None),
+    (lambda i, h_q, h_kv: 0, "wrong_value", None),
 ])
-def test_kv_head_mistakes_get_their_hint(fn, fragment):
-    assert fragment in _message(check_kv_head(fn))
+def test_kv_head_mistakes_are_named(fn, kind, mistake):
+    check = check_kv_head(fn)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 # ---- the notebook shows the configuration the checker uses ------------------------

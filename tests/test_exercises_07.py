@@ -1,21 +1,18 @@
 """Notebook 07 (positions and RoPE): the reference solutions pass their checkers,
-and each typical wrong answer gets its own hint."""
+and each typical wrong answer is named by its own mistake key."""
 
 import numpy as np
 import pytest
 
+import solutions.nb07 as sol
 from attention_helpers.checks import check_rope, check_rotate_pair, check_same_score_position
-from tools.notebooks import ROOT, load_solutions, notebook_values
-from tools.notebooks import hint as _message
-
-sol = load_solutions("07")
-
+from tools.notebooks import ROOT, notebook_values
 
 # ---- exercise 1: rotate one pair -------------------------------------------------------
 
 def test_rotate_pair_solution_passes():
     check = check_rotate_pair(sol.my_rotate_pair)
-    assert check, check.message
+    assert check, check.text
 
 
 def _turn(pair, angle):
@@ -23,25 +20,26 @@ def _turn(pair, angle):
                      np.sin(angle) * pair[0] + np.cos(angle) * pair[1]])
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (lambda p, a: _turn(p, -a), "you turned clockwise"),
-    (lambda p, a: _turn(p, np.radians(a)), "already in radians"),
+@pytest.mark.parametrize("fn, kind, mistake", [
+    (lambda p, a: _turn(p, -a), "mistake", "clockwise"),
+    (lambda p, a: _turn(p, np.radians(a)), "mistake", "degrees_converted"),
     (lambda p, a: np.array([np.sin(a) * p[0] - np.cos(a) * p[1], np.cos(a) * p[0] + np.sin(a) * p[1]]),
-     "you swapped cos and sin"),
-    (lambda p, a: p, "differs at index"),
-    (lambda p, a: np.append(_turn(p, a), 0.0), "2 numbers"),
-    (lambda p, a: None, "still empty"),
-    (lambda p, a: p @ np.ones((3, 3)), "your function raised ValueError"),
+     "mistake", "cos_sin_swapped"),
+    (lambda p, a: p, "wrong_value", None),
+    (lambda p, a: np.append(_turn(p, a), 0.0), "wrong_shape", None),
+    (lambda p, a: None, "empty", None),
+    (lambda p, a: p @ np.ones((3, 3)), "raised", None),
 ])
-def test_rotate_pair_mistakes_get_their_hint(fn, fragment):
-    assert fragment in _message(check_rotate_pair(fn))
+def test_rotate_pair_mistakes_are_named(fn, kind, mistake):
+    check = check_rotate_pair(fn)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 # ---- exercise 2: RoPE for a whole matrix ---------------------------------------------------
 
 def test_rope_solution_passes():
     check = check_rope(sol.my_rope)
-    assert check, check.message
+    assert check, check.text
 
 
 def _rope(x, positions, theta):
@@ -64,18 +62,20 @@ def _pairs(d):
     return np.arange(d // 2)
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (lambda x, p: x, "you returned x unchanged"),
-    (lambda x, p: _rope(x, p, 10000.0 ** (-_pairs(x.shape[1]) / x.shape[1])), "you used 10000^(−i/d)"),
-    (lambda x, p: _rope(x, p, 10000.0 ** (-4 * _pairs(x.shape[1]) / x.shape[1])), "10000^(−4i/d)"),
-    (lambda x, p: _rope(x, p, 10000.0 ** (2 * _pairs(x.shape[1]) / x.shape[1])), "lost its minus sign"),
-    (lambda x, p: sol.my_rope(x, -np.asarray(p)), "you turned clockwise"),
-    (_rotate_half, "rotate-half layout"),
-    (lambda x, p: sol.my_rope(x, p).T, "transpose"),
-    (lambda x, p: None, "still empty"),
+@pytest.mark.parametrize("fn, kind, mistake", [
+    (lambda x, p: x, "mistake", "unchanged"),
+    (lambda x, p: _rope(x, p, 10000.0 ** (-_pairs(x.shape[1]) / x.shape[1])), "mistake", "theta_without_2"),
+    (lambda x, p: _rope(x, p, 10000.0 ** (-4 * _pairs(x.shape[1]) / x.shape[1])), "mistake", "theta_4i"),
+    (lambda x, p: _rope(x, p, 10000.0 ** (2 * _pairs(x.shape[1]) / x.shape[1])), "mistake",
+     "theta_positive_exponent"),
+    (lambda x, p: sol.my_rope(x, -np.asarray(p)), "mistake", "clockwise"),
+    (_rotate_half, "mistake", "rotate_half"),
+    (lambda x, p: sol.my_rope(x, p).T, "transposed", None),
+    (lambda x, p: None, "empty", None),
 ])
-def test_rope_mistakes_get_their_hint(fn, fragment):
-    assert fragment in _message(check_rope(fn))
+def test_rope_mistakes_are_named(fn, kind, mistake):
+    check = check_rope(fn)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 # ---- exercise 3: which key position gives the same score -----------------------------------
@@ -83,19 +83,20 @@ def test_rope_mistakes_get_their_hint(fn, fragment):
 def test_same_score_solution_passes():
     assert sol.my_key_position == 2
     check = check_same_score_position(sol.my_key_position, 1000, 997, 5)
-    assert check, check.message
+    assert check, check.text
 
 
-@pytest.mark.parametrize("answer, fragment", [
-    (8, "subtract the distance"),
-    (3, "that is the distance m − n"),
-    (997, "with the key where it was"),
-    (4, "the distance is 1, not 3"),
-    (None, "still empty"),
-    ("two", "one whole number"),
+@pytest.mark.parametrize("answer, kind, mistake", [
+    (8, "mistake", "wrong_direction"),
+    (3, "mistake", "distance"),
+    (997, "mistake", "key_unmoved"),
+    (4, "wrong_value", None),
+    (None, "empty", None),
+    ("two", "not_numbers", None),
 ])
-def test_same_score_mistakes_get_their_hint(answer, fragment):
-    assert fragment in _message(check_same_score_position(answer, 1000, 997, 5))
+def test_same_score_mistakes_are_named(answer, kind, mistake):
+    check = check_same_score_position(answer, 1000, 997, 5)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 # ---- the notebook shows the data the solutions use --------------------------------------

@@ -1,13 +1,12 @@
 """Notebook 08 (the decoder block): the reference solutions pass their checkers,
-and each typical wrong answer gets its own hint."""
+and each typical wrong answer is named by its own mistake key."""
 
 import pytest
 
+import solutions.nb08 as sol
 from attention_helpers.checks import check_block_params, check_pre_norm_block
-from tools.notebooks import ROOT, load_solutions, notebook_values
-from tools.notebooks import hint as _message
+from tools.notebooks import ROOT, notebook_values
 
-sol = load_solutions("08")
 D, F = 768, 3072
 
 
@@ -16,30 +15,31 @@ D, F = 768, 3072
 def test_block_params_solution_passes():
     assert sol.my_block_params == 7_079_424  # 4·768² + 2·768·3072 + 2·768, by hand
     check = check_block_params(sol.my_block_params, D, F)
-    assert check, check.message
+    assert check, check.text
 
 
-@pytest.mark.parametrize("answer, fragment", [
-    (4 * D * D + 2 * D * F, "the two RMSNorm gains"),
-    (3 * D * D + 2 * D * F + 2 * D, "attention has four matrices"),
-    (4 * D * D + D * F + 2 * D, "the feed-forward block has two matrices"),
-    (4 * D * D + 2 * D * F + 4 * D, "no bias β"),
-    (4 * D * D + 2 * D * F + D, "there are two norms"),
-    (4 * D * D, "that is attention alone"),
-    (2 * D * F, "that is the feed-forward block alone"),
-    (123, "is not it yet"),
-    (None, "still empty"),
-    ("7M", "one whole number"),
+@pytest.mark.parametrize("answer, kind, mistake", [
+    (4 * D * D + 2 * D * F, "mistake", "no_gains"),
+    (3 * D * D + 2 * D * F + 2 * D, "mistake", "three_attention_matrices"),
+    (4 * D * D + D * F + 2 * D, "mistake", "one_ffn_matrix"),
+    (4 * D * D + 2 * D * F + 4 * D, "mistake", "norm_bias"),
+    (4 * D * D + 2 * D * F + D, "mistake", "one_norm"),
+    (4 * D * D, "mistake", "attention_only"),
+    (2 * D * F, "mistake", "ffn_only"),
+    (123, "wrong_value", None),
+    (None, "empty", None),
+    ("7M", "not_numbers", None),
 ])
-def test_block_params_mistakes_get_their_hint(answer, fragment):
-    assert fragment in _message(check_block_params(answer, D, F))
+def test_block_params_mistakes_are_named(answer, kind, mistake):
+    check = check_block_params(answer, D, F)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 # ---- exercise 2: the pre-norm block ------------------------------------------------------
 
 def test_pre_norm_block_solution_passes():
     check = check_pre_norm_block(sol.my_block)
-    assert check, check.message
+    assert check, check.text
 
 
 def _post_norm(X, attention, ffn, norm):
@@ -47,18 +47,19 @@ def _post_norm(X, attention, ffn, norm):
     return norm(h + ffn(h))
 
 
-@pytest.mark.parametrize("fn, fragment", [
-    (_post_norm, "post-norm block"),
-    (lambda X, a, f, n: a(n(X)) + f(n(a(n(X)))), "first residual is missing"),
-    (lambda X, a, f, n: f(n(X + a(n(X)))), "second residual is missing"),
-    (lambda X, a, f, n: f(n(a(n(X)))), "both residuals are missing"),
-    (lambda X, a, f, n: X + a(n(X)) + f(n(X)), "must read h"),
-    (lambda X, a, f, n: X + a(X) + f(X + a(X)), "norm is missing"),
-    (lambda X, a, f, n: X @ X, "your function raised ValueError"),
-    (lambda X, a, f, n: None, "still empty"),
+@pytest.mark.parametrize("fn, kind, mistake", [
+    (_post_norm, "mistake", "post_norm"),
+    (lambda X, a, f, n: a(n(X)) + f(n(a(n(X)))), "mistake", "no_first_residual"),
+    (lambda X, a, f, n: f(n(X + a(n(X)))), "mistake", "no_second_residual"),
+    (lambda X, a, f, n: f(n(a(n(X)))), "mistake", "no_residuals"),
+    (lambda X, a, f, n: X + a(n(X)) + f(n(X)), "mistake", "ffn_reads_X"),
+    (lambda X, a, f, n: X + a(X) + f(X + a(X)), "mistake", "no_norm"),
+    (lambda X, a, f, n: X @ X, "raised", None),
+    (lambda X, a, f, n: None, "empty", None),
 ])
-def test_pre_norm_block_mistakes_get_their_hint(fn, fragment):
-    assert fragment in _message(check_pre_norm_block(fn))
+def test_pre_norm_block_mistakes_are_named(fn, kind, mistake):
+    check = check_pre_norm_block(fn)
+    assert (check.kind, check.mistake) == (kind, mistake), check.text
 
 
 # ---- the notebook shows the data the solutions use --------------------------------------

@@ -8,18 +8,21 @@ The API that every checker module (nb00.py, nb01.py, ...) builds on:
   None). `check.text` is the line the learner sees ("✅ Correct: …" or
   "❌ Not yet: …"), built from those fields; `bool(check)` is `check.ok`.
   Decide what to do next from the fields, never from the text.
-- `right(hint)` and `wrong(hint, kind=..., mistake=..., error=...)` build one.
-- `compare(answer, expected, name=..., mistakes={hint: wrong_array}, success=...)`:
+- `right(hint)` and `wrong(hint, kind=..., mistake=..., error=...)` build one;
+  a failed Check of kind "mistake" needs its key, and any other failed kind
+  may carry one too (a "raised" error that has a known cause, say).
+- `compare(answer, expected, name=..., mistakes={key: (hint, wrong_array)}, success=...)`:
   the general tool. It reports "empty", "not_numbers", "not_finite",
-  "mistake" (the first entry of `mistakes` the answer equals; its key becomes
-  both `hint` and `mistake`; a value of None means "the answer is not
-  finite"), "transposed", "wrong_shape" or "wrong_value".
+  "mistake" (the first entry of `mistakes` the answer equals: `mistake` is its
+  key, a short stable name such as "no_scale", and `hint` its sentence; a
+  wrong_array of None means "the answer is not finite"), "transposed",
+  "wrong_shape" or "wrong_value".
 - `call(fn, *args) -> (result, None) or (None, failed Check)`: runs a learner's
   function; an error becomes a Check of kind "raised" (or "not_callable").
 - `shape_answer(name, answer) -> tuple of ints or failed Check`;
   `number_answer(name, answer) -> float or failed Check`;
-  `compare_number(answer, expected, name=, mistakes={value: hint}, success=, otherwise=)`
-  for exercises whose answer is one number.
+  `compare_number(answer, expected, name=, mistakes={key: (hint, wrong_value)}, success=,
+  otherwise=)` for exercises whose answer is one number.
 - `@checker`: wrap every public `check_…` function with it. In grading mode
   a failed check raises AssertionError with its text, so that a check cell is
   an autograder test (nbgrader); checkers that call other checkers still get
@@ -57,8 +60,6 @@ class Check:
     def text(self) -> str:
         return f"✅ Correct: {self.hint}" if self.ok else f"❌ Not yet: {self.hint}"
 
-    message = text  # the name older code and tests use
-
     def __bool__(self) -> bool:
         return self.ok
 
@@ -70,10 +71,10 @@ def right(hint: str) -> Check:
     return Check(True, "right", hint)
 
 
-def wrong(hint: str, kind: str = "wrong_value", mistake=None, error=None) -> Check:
-    """A failed Check. A named mistake (kind="mistake") without a key is keyed by its hint."""
-    if kind == "mistake" and mistake is None:
-        mistake = hint
+def wrong(hint: str, kind: str = "wrong_value", mistake: str | None = None, error=None) -> Check:
+    """A failed Check. A named mistake (kind="mistake") needs `mistake`, its short key."""
+    if kind == "mistake" and not mistake:
+        raise ValueError(f"a Check of kind 'mistake' needs its key (mistake='...'); hint: {hint!r}")
     return Check(False, kind, hint, mistake=mistake, error=error)
 
 
@@ -90,10 +91,12 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
             rtol=1e-5, atol=1e-8) -> Check:
     """Compare `answer` with `expected`; if wrong, look for a known mistake.
 
-    mistakes: {hint: array the mistake produces}. The first one that `answer`
-    matches gives its hint. A transposed answer is recognised on its own.
+    mistakes: {key: (hint, array the mistake produces)}. The first one that
+    `answer` matches gives the Check its key (`mistake`) and its hint; an
+    array of None stands for "inf or nan". A transposed answer is recognised
+    on its own.
     """
-    mistakes = mistakes or {}
+    mistakes = _keyed(mistakes)
     expected = np.asarray(expected, dtype=float)
     if answer is None or answer is Ellipsis:
         return empty(name)
@@ -103,18 +106,18 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
         return wrong(f"{name} should be an array of numbers, got {type(answer).__name__}.",
                      kind="not_numbers")
     if not np.isfinite(got).all():
-        hint = next((h for h, m in mistakes.items() if m is None), None)
-        if hint is not None:
-            return wrong(hint, kind="mistake", mistake=hint)
+        key = next((k for k, (_, bad) in mistakes.items() if bad is None), None)
+        if key is not None:
+            return wrong(mistakes[key][0], kind="mistake", mistake=key)
         return wrong(f"{name} contains inf or nan: some step overflowed or divided by zero.",
                      kind="not_finite")
-    for hint, bad in mistakes.items():
+    for key, (hint, bad) in mistakes.items():
         if bad is None:
             continue
         bad = np.asarray(bad, dtype=float)
         if bad.shape == got.shape and np.allclose(got, bad, rtol=rtol, atol=atol) and not (
                 bad.shape == expected.shape and np.allclose(bad, expected, rtol=rtol, atol=atol)):
-            return wrong(hint, kind="mistake", mistake=hint)
+            return wrong(hint, kind="mistake", mistake=key)
     if got.shape != expected.shape:
         if got.shape == expected.T.shape and np.allclose(got, expected.T, rtol=rtol, atol=atol):
             return wrong(f"{name} is the transpose of the answer (shape {got.shape}, expected "
@@ -126,6 +129,24 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
         return wrong(f"{name} has the right shape {got.shape} but differs at index {i}: "
                      f"expected {expected[i]:.4g}, got {got[i]:.4g}.")
     return right(success or f"{name} matches, shape {got.shape}.")
+
+
+def _keyed(mistakes) -> dict:
+    """`mistakes` as {key: (hint, wrong answer)}.
+
+    The older form {hint: wrong answer} ({wrong value: hint} for compare_number)
+    is still read, keyed by its hint, while checkers written in it are converted.
+    """
+    keyed = {}
+    for key, entry in dict(mistakes or {}).items():
+        if isinstance(key, str) and isinstance(entry, tuple) and len(entry) == 2 \
+                and isinstance(entry[0], str):
+            keyed[key] = entry
+        elif isinstance(key, str):  # older form: {hint: wrong answer}
+            keyed[key] = (key, entry)
+        else:  # older compare_number form: {wrong value: hint}
+            keyed[entry] = (entry, key)
+    return keyed
 
 
 def shape_answer(name, answer):
@@ -150,15 +171,16 @@ def number_answer(name, answer):
 
 
 def compare_number(answer, expected, *, name, mistakes, success, otherwise):
-    """Check a numeric answer: `success` if it equals `expected`, the hint of the
-    first entry of `mistakes` ({wrong value: hint}) it equals, else `otherwise(value)`."""
+    """Check a numeric answer: `success` if it equals `expected`; the key and hint of the
+    first entry of `mistakes` ({key: (hint, wrong value)}) it equals; else `otherwise(value)`."""
     value = number_answer(name, answer)
     if isinstance(value, Check):
         return value
     if value == expected:
         return right(success)
-    if value in mistakes:
-        return wrong(mistakes[value], kind="mistake")
+    for key, (hint, bad) in _keyed(mistakes).items():
+        if value == bad:
+            return wrong(hint, kind="mistake", mistake=key)
     return wrong(otherwise(value))
 
 

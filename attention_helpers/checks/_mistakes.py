@@ -1,4 +1,4 @@
-"""Mistake builders shared by several notebooks' checkers: each returns {hint: wrong array}
+"""Mistake builders shared by several notebooks' checkers: each returns {key: (hint, wrong array)}
 for `compare`, so a hint about the same slip reads the same everywhere."""
 
 from __future__ import annotations
@@ -7,11 +7,17 @@ from __future__ import annotations
 def softmax_mistakes(e):
     """The ways of normalising exponentials `e` (one row per query) that are not a softmax."""
     return {
-        "your rows do not sum to 1: divide each exp by the sum of its own row.": e,
-        "you normalised over columns (axis=0); softmax runs along each row: use axis=-1 "
-        "with keepdims=True.": e / e.sum(axis=0, keepdims=True),
-        "you divided by the sum of the whole matrix; each row needs its own sum "
-        "(axis=-1, keepdims=True).": e / e.sum(),
+        "rows_not_normalised": (
+            "your rows do not sum to 1: divide each exp by the sum of its own row.",
+            e),
+        "normalised_over_columns": (
+            "you normalised over columns (axis=0); softmax runs along each row: use axis=-1 "
+            "with keepdims=True.",
+            e / e.sum(axis=0, keepdims=True)),
+        "normalised_over_matrix": (
+            "you divided by the sum of the whole matrix; each row needs its own sum "
+            "(axis=-1, keepdims=True).",
+            e / e.sum()),
     }
 
 
@@ -22,6 +28,10 @@ def scaling_mistakes(attend, d_k, scores="Q @ K.T"):
     instead of 1/√d_k; `scores` names them in the hint.
     """
     return {
-        f"you forgot to scale: divide {scores} by sqrt(d_k) before the softmax.": attend(1.0),
-        "you divided by d_k instead of sqrt(d_k).": attend(1.0 / d_k),
+        "no_scale": (
+            f"you forgot to scale: divide {scores} by sqrt(d_k) before the softmax.",
+            attend(1.0)),
+        "divided_by_d_k": (
+            "you divided by d_k instead of sqrt(d_k).",
+            attend(1.0 / d_k)),
     }

@@ -8,26 +8,30 @@ from ._base import Check, call, checker, compare, right, wrong
 
 
 def _qkv_mistakes(name, W_name, X, Ws):
-    """{hint: wrong array} for the usual ways of getting one projection wrong."""
+    """{key: (hint, wrong array)} for the usual ways of getting one projection wrong."""
     W = Ws[W_name]
     mistakes = {}
     if W.shape[1] == X.shape[1]:
-        mistakes[f"{name} = X @ {W_name}.T: use {W_name} as it is stored, [d_model, columns], "
-                 f"without .T, so that {name} = X @ {W_name}."] = X @ W.T
+        mistakes[f"{W_name}_transposed"] = (
+            f"{name} = X @ {W_name}.T: use {W_name} as it is stored, [d_model, columns], "
+            f"without .T, so that {name} = X @ {W_name}.", X @ W.T)
     if W.shape[1] == X.shape[0]:
-        mistakes[f"{name} = {W_name} @ X: the order of the factors matters. X comes first, "
-                 f"so each token row of X meets the columns of {W_name}: {name} = X @ {W_name}."] = W @ X
+        mistakes[f"{W_name}_first"] = (
+            f"{name} = {W_name} @ X: the order of the factors matters. X comes first, "
+            f"so each token row of X meets the columns of {W_name}: {name} = X @ {W_name}.", W @ X)
     if W.shape == X.shape:
-        mistakes[f"{name} was multiplied entry by entry (*); a projection is a matrix product: "
-                 f"{name} = X @ {W_name}."] = X * W
+        mistakes[f"{name}_elementwise"] = (
+            f"{name} was multiplied entry by entry (*); a projection is a matrix product: "
+            f"{name} = X @ {W_name}.", X * W)
     for other, W_other in Ws.items():
         if other == W_name:
             continue
         if {name, other} == {"Q", "W_K"} or {name, other} == {"K", "W_Q"}:
-            hint = "Q and K are swapped: Q comes from W_Q and K from W_K."
+            mistakes["Q_K_swapped"] = ("Q and K are swapped: Q comes from W_Q and K from W_K.", X @ W_other)
         else:
-            hint = f"{name} was computed with {other}; {name} needs its own matrix: {name} = X @ {W_name}."
-        mistakes[hint] = X @ W_other
+            mistakes[f"{name}_from_{other}"] = (
+                f"{name} was computed with {other}; {name} needs its own matrix: {name} = X @ {W_name}.",
+                X @ W_other)
     return mistakes
 
 
@@ -92,21 +96,29 @@ def check_qkv_shapes(shapes, *, n, d_model, d_k, d_v) -> Check:
         width = "d_v" if name.endswith("V") else "d_k"
         if name.startswith("W"):
             mistakes = {
-                f"{name} is [d_model, {width}]: its rows match the d_model columns of X, and its "
-                f"columns are the new size {width}. You have them the other way round.":
-                    exp[::-1],
-                f"{name} has {width} columns: only W_V uses d_v; queries and keys share d_k.":
-                    (d_model, d_v if width == "d_k" else d_k),
+                "W_transposed_shape": (
+                    f"{name} is [d_model, {width}]: its rows match the d_model columns of X, and its "
+                    f"columns are the new size {width}. You have them the other way round.",
+                    exp[::-1]),
+                "W_wrong_width": (
+                    f"{name} has {width} columns: only W_V uses d_v; queries and keys share d_k.",
+                    (d_model, d_v if width == "d_k" else d_k)),
             }
         else:
             mistakes = {
-                f"{name} keeps one row per token (n), but its width changes from d_model to {width}.":
-                    (n, d_model),
-                f"{name} is [n, {width}]: rows are tokens, columns the {width} dimensions. "
-                "You have them the other way round.": exp[::-1],
-                f"{name} has one row per token: n rows, not d_model.": (d_model, exp[1]),
-                f"{name} has {width} columns: only V is d_v wide; queries and keys share d_k.":
-                    (n, d_v if width == "d_k" else d_k),
+                "width_unchanged": (
+                    f"{name} keeps one row per token (n), but its width changes from d_model to {width}.",
+                    (n, d_model)),
+                "transposed_shape": (
+                    f"{name} is [n, {width}]: rows are tokens, columns the {width} dimensions. "
+                    "You have them the other way round.",
+                    exp[::-1]),
+                "rows_d_model": (
+                    f"{name} has one row per token: n rows, not d_model.",
+                    (d_model, exp[1])),
+                "wrong_width": (
+                    f"{name} has {width} columns: only V is d_v wide; queries and keys share d_k.",
+                    (n, d_v if width == "d_k" else d_k)),
             }
         check = compare(got, exp, name=f"the shape of {name}", mistakes=mistakes)
         if check.kind == "wrong_value":
@@ -127,16 +139,19 @@ def check_key_entry(answer, X, W_K, *, row, col) -> Check:
     name = f"K[{row}, {col}]"
     expected = K[row, col]
     mistakes = {
-        f"these are the {X.shape[1]} products; add them up (a dot product is a sum of products).":
-            X[row] * W_K[:, col],
+        "products_not_summed": (
+            f"these are the {X.shape[1]} products; add them up (a dot product is a sum of products).",
+            X[row] * W_K[:, col]),
     }
     if col < K.shape[0] and row < K.shape[1]:
-        mistakes[f"you computed K[{col}, {row}]: row and column are swapped. {name} is row {row} of X "
-                 f"(one token) dotted with column {col} of W_K."] = K[col, row]
+        mistakes["row_col_swapped"] = (
+            f"you computed K[{col}, {row}]: row and column are swapped. {name} is row {row} of X "
+            f"(one token) dotted with column {col} of W_K.", K[col, row])
     if row >= 1 and col >= 1:
-        mistakes[f"you computed K[{row - 1}, {col - 1}]: indices count from 0, so row {row} is the "
-                 f"token in position {row + 1} and column {col} is the column in position "
-                 f"{col + 1}."] = K[row - 1, col - 1]
+        mistakes["counted_from_1"] = (
+            f"you computed K[{row - 1}, {col - 1}]: indices count from 0, so row {row} is the "
+            f"token in position {row + 1} and column {col} is the column in position {col + 1}.",
+            K[row - 1, col - 1])
     check = compare(answer, expected, name=name, mistakes=mistakes)
     if check.kind == "wrong_value":
         got = float(np.asarray(answer, dtype=float))

@@ -26,8 +26,10 @@ def check_softmax(fn) -> Check:
     if err is not None:
         return err
     check = compare(out, core.softmax(huge), name="softmax([800, 799, 790])", mistakes={
-        "exp(800) overflows to inf, so you get nan: subtract each row's maximum before exp "
-        "(S - S.max(axis=-1, keepdims=True)).": None,
+        "overflow": (
+            "exp(800) overflows to inf, so you get nan: subtract each row's maximum before exp "
+            "(S - S.max(axis=-1, keepdims=True)).",
+            None),
     })
     if not check:
         return check
@@ -51,15 +53,18 @@ def check_stable_softmax(fn) -> Check:
     out, err = call(fn, small.copy())
     if err is not None:
         if raised(err, "broadcast"):
-            return wrong(f"{err.hint} {_KEEPDIMS_HINT}", kind="raised", error=err.error)
+            return wrong(f"{err.hint} {_KEEPDIMS_HINT}", kind="raised", mistake="no_keepdims",
+                         error=err.error)
         return err
     s = np.exp(small - small.max(axis=-1, keepdims=True))  # shifted by each row's maximum
     c = np.exp(small - small.max(axis=0, keepdims=True))  # shifted by each column's maximum
     mistakes = {
         **softmax_mistakes(s),
-        "you subtracted each column's maximum (axis=0), which shifts the entries of a row "
-        "by different amounts; shift each row by its own maximum: "
-        "S.max(axis=-1, keepdims=True).": c / c.sum(axis=-1, keepdims=True),
+        "column_max_shift": (
+            "you subtracted each column's maximum (axis=0), which shifts the entries of a row "
+            "by different amounts; shift each row by its own maximum: "
+            "S.max(axis=-1, keepdims=True).",
+            c / c.sum(axis=-1, keepdims=True)),
     }
     first = compare(out, core.softmax(small), name="softmax(S)", mistakes=mistakes)
     if first.kind == "mistake":
@@ -73,9 +78,11 @@ def check_stable_softmax(fn) -> Check:
         return err
     check = compare(out, core.softmax(mixed), name="softmax of the rows [1000, 999, 990] and [0, 1, 2]",
                     mistakes={
-        "a row came out nan: you subtracted the maximum of the whole array (S.max()), so the row "
-        "[0, 1, 2], 1000 below it, underflows to 0 / 0. Shift each row by its own maximum: "
-        "S.max(axis=-1, keepdims=True).": None,
+        "global_max_shift": (
+            "a row came out nan: you subtracted the maximum of the whole array (S.max()), so the row "
+            "[0, 1, 2], 1000 below it, underflows to 0 / 0. Shift each row by its own maximum: "
+            "S.max(axis=-1, keepdims=True).",
+            None),
     })
     if not check:
         return check
@@ -89,14 +96,22 @@ def check_temperature_for_ratio(answer, gap=1.8, ratio=2.0) -> Check:
     the ratio `ratio`: p_top / p_next = e^(gap / T), so T = gap / ln(ratio)."""
     expected = gap / np.log(ratio)
     return compare(answer, expected, name="T", mistakes={
-        "the temperature divides the scores, so the ratio is e^(gap / T), not e^(gap · T): "
-        "solve gap / T = ln(ratio) for T.": gap * np.log(ratio),
-        "that is 1 / T: you solved for the factor the scores are multiplied by; T is what they "
-        "are divided by, so take the reciprocal.": np.log(ratio) / gap,
-        "the ratio of two probabilities is an exponential, e^(gap / T): take the logarithm of the "
-        "ratio (ln 2) instead of the ratio itself.": gap / ratio,
-        "T = 1 is plain softmax, where the ratio is e^gap (about 6), not 2: a larger T is needed "
-        "to flatten the distribution.": 1.0,
+        "multiplied_by_T": (
+            "the temperature divides the scores, so the ratio is e^(gap / T), not e^(gap · T): "
+            "solve gap / T = ln(ratio) for T.",
+            gap * np.log(ratio)),
+        "reciprocal": (
+            "that is 1 / T: you solved for the factor the scores are multiplied by; T is what they "
+            "are divided by, so take the reciprocal.",
+            np.log(ratio) / gap),
+        "ratio_not_log": (
+            "the ratio of two probabilities is an exponential, e^(gap / T): take the logarithm of the "
+            "ratio (ln 2) instead of the ratio itself.",
+            gap / ratio),
+        "plain_softmax": (
+            "T = 1 is plain softmax, where the ratio is e^gap (about 6), not 2: a larger T is needed "
+            "to flatten the distribution.",
+            1.0),
     }, success=f"T = {expected:.3f}: above 1, so the scores are divided down, the distribution "
                 f"flattens and the winner's lead shrinks from e^{gap:g} to {ratio:g}.")
 
@@ -109,12 +124,24 @@ def check_probability_by_hand(answer) -> Check:
     e = np.exp(row)
     p = e / e.sum()
     return compare(answer, p[1], name="p_second", mistakes={
-        "you divided the raw scores by their sum; softmax takes exp of every score first: "
-        f"e^{row[1]:g} / (e^{row[0]:g} + e^{row[1]:g} + e^{row[2]:g}).": row[1] / row.sum(),
-        f"that is e^{row[1]:g} on its own: divide it by the sum of the exponentials of the whole row.": e[1],
-        "only the numerator is exponentiated: the denominator is the sum of e^score over the row, "
-        "not the sum of the scores.": e[1] / row.sum(),
-        "that looks like a percentage: give the probability as a fraction between 0 and 1.": 100 * p[1],
-        "that is the probability of the first key; the exercise asks for the second (index 1).": p[0],
-        "that is the probability of the third key; the exercise asks for the second (index 1).": p[2],
+        "no_exp": (
+            "you divided the raw scores by their sum; softmax takes exp of every score first: "
+            f"e^{row[1]:g} / (e^{row[0]:g} + e^{row[1]:g} + e^{row[2]:g}).",
+            row[1] / row.sum()),
+        "exp_not_divided": (
+            f"that is e^{row[1]:g} on its own: divide it by the sum of the exponentials of the whole row.",
+            e[1]),
+        "numerator_only": (
+            "only the numerator is exponentiated: the denominator is the sum of e^score over the row, "
+            "not the sum of the scores.",
+            e[1] / row.sum()),
+        "percentage": (
+            "that looks like a percentage: give the probability as a fraction between 0 and 1.",
+            100 * p[1]),
+        "first_key": (
+            "that is the probability of the first key; the exercise asks for the second (index 1).",
+            p[0]),
+        "third_key": (
+            "that is the probability of the third key; the exercise asks for the second (index 1).",
+            p[2]),
     }, success=f"p_second = {p[1]:.4f}: the largest score takes most of the mass.")

@@ -17,21 +17,31 @@ def check_mistral_cache_bytes(answer) -> Check:
                                    bytes_per_value=c["bytes_per_value"])
     group = c["n_q_heads"] // c["n_kv_heads"]
     mistakes = {
-        "that is half the answer: either the factor 2 for K and V is missing, or you kept "
-        "kv_cache_bytes' default of 2 bytes per value (float16); float32 takes 4 bytes.":
-            expected / 2,
-        f"you used the {c['n_q_heads']} query heads; only the {c['n_kv_heads']} KV heads are "
-        "cached (several query heads share one KV head).": expected * group,
-        f"you used the {c['n_q_heads']} query heads (only the {c['n_kv_heads']} KV heads are cached) "
-        "and 2 bytes per value (float32 takes 4).": expected * group / 2,
-        "that counts numbers, not bytes: multiply by the bytes per value (4 for float32).":
-            expected / c["bytes_per_value"],
-        "that counts numbers, not bytes, and misses the factor 2 for K and V: multiply by 2 "
-        "(K and V) and by 4 (bytes per float32).": expected / (2 * c["bytes_per_value"]),
-        "that is the size in GiB; the exercise asks for bytes (do not divide by 2**30).":
-            expected / 2**30,
-        "that is the size in MiB; the exercise asks for bytes (do not divide by 2**20).":
-            expected / 2**20,
+        "half_size": (
+            "that is half the answer: either the factor 2 for K and V is missing, or you kept "
+            "kv_cache_bytes' default of 2 bytes per value (float16); float32 takes 4 bytes.",
+            expected / 2),
+        "query_heads": (
+            f"you used the {c['n_q_heads']} query heads; only the {c['n_kv_heads']} KV heads are "
+            "cached (several query heads share one KV head).",
+            expected * group),
+        "query_heads_and_half": (
+            f"you used the {c['n_q_heads']} query heads (only the {c['n_kv_heads']} KV heads are cached) "
+            "and 2 bytes per value (float32 takes 4).",
+            expected * group / 2),
+        "numbers_not_bytes": (
+            "that counts numbers, not bytes: multiply by the bytes per value (4 for float32).",
+            expected / c["bytes_per_value"]),
+        "numbers_and_half": (
+            "that counts numbers, not bytes, and misses the factor 2 for K and V: multiply by 2 "
+            "(K and V) and by 4 (bytes per float32).",
+            expected / (2 * c["bytes_per_value"])),
+        "gib": (
+            "that is the size in GiB; the exercise asks for bytes (do not divide by 2**30).",
+            expected / 2**30),
+        "mib": (
+            "that is the size in MiB; the exercise asks for bytes (do not divide by 2**20).",
+            expected / 2**20),
     }
     check = compare(answer, expected, name="my_cache_bytes", mistakes=mistakes,
                     success=f"{expected:,} bytes = {expected / 2**30:.3f} GiB: "
@@ -89,7 +99,8 @@ def check_decode_step(fn) -> Check:
         grown = len(cache) - before
         if grown > 1:
             return wrong(f"the cache grew by {grown} rows in one step: append the new token's k and "
-                         "v exactly once per step.", kind="mistake")
+                         "v exactly once per step.", kind="mistake",
+                         mistake="appended_twice")
     Q, K, V = core.project_qkv(X, W_Q, W_K, W_V)
     d_k = Q.shape[1]
     expected = core.scaled_dot_product_attention(Q, K, V, mask=core.causal_mask(n))[0][n_prompt:]
@@ -99,23 +110,29 @@ def check_decode_step(fn) -> Check:
         return (core.softmax(np.where(core.causal_mask(n), Q @ K.T * factor, -np.inf)) @ V)[n_prompt:]
 
     check = compare(np.array(rows), expected, name="the decoded outputs", mistakes={
-        "the cache never grew: append the new token's k and v (cache.append(k, v)) before "
-        "attending, or the new token cannot see itself.":
-            core.scaled_dot_product_attention(Q[n_prompt:], K[:n_prompt], V[:n_prompt])[0],
-        "you attended before appending: the new token must see its own key too, so call "
-        "cache.append(k, v) first and then attend over cache.keys and cache.values.":
-            core.scaled_dot_product_attention(Q[n_prompt:], K, V, mask=strictly_past[n_prompt:])[0],
-        "you attended over the new key only (the output is just v): use all cached keys and "
-        "values, cache.keys and cache.values.": V[n_prompt:],
+        "cache_never_grew": (
+            "the cache never grew: append the new token's k and v (cache.append(k, v)) before "
+            "attending, or the new token cannot see itself.",
+            core.scaled_dot_product_attention(Q[n_prompt:], K[:n_prompt], V[:n_prompt])[0]),
+        "attended_before_append": (
+            "you attended before appending: the new token must see its own key too, so call "
+            "cache.append(k, v) first and then attend over cache.keys and cache.values.",
+            core.scaled_dot_product_attention(Q[n_prompt:], K, V, mask=strictly_past[n_prompt:])[0]),
+        "new_key_only": (
+            "you attended over the new key only (the output is just v): use all cached keys and "
+            "values, cache.keys and cache.values.",
+            V[n_prompt:]),
         **scaling_mistakes(attend, d_k, scores="q · Kᵀ"),
-        "you returned the query q = x·W_Q, not the attention output softmax(q·Kᵀ/√d_k)·V.":
-            Q[n_prompt:],
+        "returned_query": (
+            "you returned the query q = x·W_Q, not the attention output softmax(q·Kᵀ/√d_k)·V.",
+            Q[n_prompt:]),
     })
     if not check:
         return check
     if len(cache) != n or not np.allclose(cache.keys, K) or not np.allclose(cache.values, V):
         return wrong("the outputs are right but the cache does not hold k = x·W_K and v = x·W_V of "
-                     "every token: append exactly those rows, keys first, then values.", kind="mistake")
+                     "every token: append exactly those rows, keys first, then values.", kind="mistake",
+                     mistake="wrong_cache_rows")
     return right(f"each step appends one key and value and attends over all {n} cached tokens by the "
                  "end; the outputs equal full causal attention.")
 
@@ -137,9 +154,12 @@ def check_kv_head(fn) -> Check:
             interleaved.append(i % h_kv)
             by_h_kv.append(i // h_kv)
     return compare(got, expected, name="the KV head indices", mistakes={
-        "you dealt the query heads out in turn (i % h_kv); the heads are grouped in blocks: "
-        "heads 0 … group-1 share KV head 0, the next block KV head 1, with group = h_q // h_kv.":
-            interleaved,
-        "you divided by h_kv; divide by the group size h_q // h_kv (the number of query heads "
-        "per KV head).": by_h_kv,
+        "interleaved": (
+            "you dealt the query heads out in turn (i % h_kv); the heads are grouped in blocks: "
+            "heads 0 … group-1 share KV head 0, the next block KV head 1, with group = h_q // h_kv.",
+            interleaved),
+        "divided_by_h_kv": (
+            "you divided by h_kv; divide by the group size h_q // h_kv (the number of query heads "
+            "per KV head).",
+            by_h_kv),
     }, success="query head i reads KV head i // (h_q // h_kv): consecutive blocks of query heads share one.")

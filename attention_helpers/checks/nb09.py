@@ -54,18 +54,25 @@ def check_online_update(fn) -> Check:
                          kind="wrong_shape")
         rows.append(row)
     check = compare(rows, _states(_reference), name="(m, row_sum, acc) after each block", mistakes={
-        "row_sum or acc became inf or nan: the rescale factor is exp(m_old − m_new), at most 1 (and 0 at the "
-        "start, when m_old is −inf).": None,
-        "acc was not rescaled: when the maximum grows, multiply the old acc by exp(m_old − m_new) "
-        "too.":
-            _states(lambda *a: _reference(*a, rescale_acc=False)),
-        "row_sum was not rescaled: when the maximum grows, multiply the old row_sum by "
-        "exp(m_old − m_new) too.":
-            _states(lambda *a: _reference(*a, rescale_l=False)),
-        "neither row_sum nor acc was rescaled when the maximum grew: multiply both by exp(m_old − m_new).":
-            _states(lambda *a: _reference(*a, rescale_l=False, rescale_acc=False)),
-        "m must be the largest score seen so far, max(m, scores.max()), not the largest of this block.":
-            _states(lambda *a: _reference(*a, block_max=True)),
+        "not_finite": (
+            "row_sum or acc became inf or nan: the rescale factor is exp(m_old − m_new), at most 1 "
+            "(and 0 at the start, when m_old is −inf).",
+            None),
+        "acc_not_rescaled": (
+            "acc was not rescaled: when the maximum grows, multiply the old acc by exp(m_old − m_new) "
+            "too.",
+            _states(lambda *a: _reference(*a, rescale_acc=False))),
+        "row_sum_not_rescaled": (
+            "row_sum was not rescaled: when the maximum grows, multiply the old row_sum by "
+            "exp(m_old − m_new) too.",
+            _states(lambda *a: _reference(*a, rescale_l=False))),
+        "neither_rescaled": (
+            "neither row_sum nor acc was rescaled when the maximum grew: multiply both by "
+            "exp(m_old − m_new).",
+            _states(lambda *a: _reference(*a, rescale_l=False, rescale_acc=False))),
+        "block_max": (
+            "m must be the largest score seen so far, max(m, scores.max()), not the largest of this block.",
+            _states(lambda *a: _reference(*a, block_max=True))),
     })
     if not check:
         return check
@@ -86,14 +93,24 @@ def check_causal_tiles(answer, n_tokens, block) -> Check:
         answer, expected, name="my_tiles",
         success=f"{expected:,} of the {g * g:,} tiles: the {g} on the diagonal and every one below it.",
         mistakes={
-            g * g: "that is every tile of the grid: the causal mask hides the tiles wholly above the "
-                   "diagonal, and they are skipped.",
-            g * (g - 1) // 2: "you left out the diagonal tiles: they are half visible, so they are computed.",
-            g * g / 2: "half the grid is not enough: the tiles on the diagonal are computed whole.",
-            n_tokens * (n_tokens + 1) // 2: f"that counts scores, not tiles: count blocks of {block} × "
-                                            f"{block} scores.",
-            g: "that is the number of blocks along one side; count the tiles of the grid on or below "
-               "the diagonal.",
+            "whole_grid": (
+                "that is every tile of the grid: the causal mask hides the tiles wholly above the "
+                "diagonal, and they are skipped.",
+                g * g),
+            "no_diagonal": (
+                "you left out the diagonal tiles: they are half visible, so they are computed.",
+                g * (g - 1) // 2),
+            "half_grid": (
+                "half the grid is not enough: the tiles on the diagonal are computed whole.",
+                g * g / 2),
+            "counted_scores": (
+                f"that counts scores, not tiles: count blocks of {block} × "
+                f"{block} scores.",
+                n_tokens * (n_tokens + 1) // 2),
+            "blocks_per_side": (
+                "that is the number of blocks along one side; count the tiles of the grid on or below "
+                "the diagonal.",
+                g),
         },
         otherwise=lambda value: f"{value:g} is not it yet: with {g} blocks per side, row of tiles r "
                                 "(counting from 1) computes r tiles; add them up.")
