@@ -135,10 +135,14 @@ def test_decode_step_mistakes_are_named(fn, kind, mistake):
 
 def test_decode_step_checks_what_was_cached():
     def caches_queries(cache, x, W_Q, W_K, W_V):
-        out = sol.my_decode_step(cache, x, W_Q, W_K, W_V)
-        if len(cache) == 6:  # after the last step: right outputs, but a query stored as the last key
-            cache._keys[-1] = (x @ W_Q)[None, :]
-        return out
+        if len(cache) < 5:
+            return sol.my_decode_step(cache, x, W_Q, W_K, W_V)
+        # the last step attends over the right keys, then caches the query in place of the key:
+        # right outputs, wrong cache
+        K, V = np.vstack([cache.keys, x @ W_K]), np.vstack([cache.values, x @ W_V])
+        out, _ = ah.scaled_dot_product_attention((x @ W_Q)[None, :], K, V)
+        cache.append(x @ W_Q, x @ W_V)
+        return out[0]
 
     check = check_decode_step(caches_queries)
     assert (check.kind, check.mistake) == ("mistake", "wrong_cache_rows"), check.text
