@@ -64,6 +64,12 @@ def test_compare_number_names_a_mistake_by_its_key():
     assert number("twelve").kind == "not_numbers"
 
 
+def test_the_older_form_of_mistakes_still_reads_keyed_by_its_hint():
+    # {hint: wrong answer}, kept only while checkers written in it are converted
+    check = compare([3.0, 4.0], [1.0, 2.0], mistakes={"you added instead": [3.0, 4.0]})
+    assert (check.kind, check.mistake, check.hint) == ("mistake", "you added instead", "you added instead")
+
+
 def test_a_named_mistake_needs_its_key():
     with pytest.raises(ValueError, match="needs its key"):
         ah.checks._base.wrong("a hint", kind="mistake")
@@ -192,3 +198,38 @@ def test_turning_grading_on_says_so():
     with ah.checks.grading(True) as state:
         assert "grading mode on" in repr(state)
     assert "grading mode off" in repr(ah.checks.grading(False))
+
+
+# ---- every named mistake is a short key, and some test feeds it ------------------
+
+def _mistake_keys():
+    """{key: checker module} for the literal keys the checker modules name: entries
+    `"key": (hint, wrong answer)` of a mistakes dict, and `wrong(..., mistake="key")`."""
+    import ast
+    from pathlib import Path
+
+    keys = {}
+    for path in sorted(Path(ah.checks.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Dict):
+                found = [k.value for k, v in zip(node.keys, node.values)
+                         if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                         and isinstance(v, ast.Tuple) and len(v.elts) == 2]
+            elif isinstance(node, ast.keyword) and node.arg == "mistake" \
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                found = [node.value.value]
+            else:
+                continue
+            keys.update(dict.fromkeys(found, path.stem))
+    return keys
+
+
+def test_every_named_mistake_has_a_short_key_that_a_test_feeds():
+    from pathlib import Path
+
+    keys = _mistake_keys()
+    assert len(keys) > 100  # the scan finds the checkers' keys
+    tests = "".join(p.read_text() for p in Path(__file__).parent.glob("test_*.py"))
+    for key, module in keys.items():
+        assert key.isidentifier() and len(key) <= 30, f"{module}: {key!r} is not a short key"
+        assert f'"{key}"' in tests, f"{module}'s mistake {key!r} is fed by no test"
