@@ -60,3 +60,14 @@ def pytest_terminal_summary(terminalreporter):
         count = len(list(shots.glob("*.png")))
         where = shots.relative_to(ROOT)
         terminalreporter.write_line(f"browser tests: {count} screenshot{'s' * (count != 1)} in {where}/")
+
+
+# The kinds of test that run notebooks, a browser, a hub or nbgrader are all slow: the quick
+# loop, `pytest -m "not slow"`, leaves them out. nbval's items (one per notebook cell) count too.
+SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if str(item.fspath).endswith(".ipynb") or SLOW_KINDS & {m.name for m in item.iter_markers()}:
+            item.add_marker(pytest.mark.slow)

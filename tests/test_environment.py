@@ -123,7 +123,7 @@ def test_binder_is_lean_and_takes_its_versions_from_the_lock():
     assert lines == ["-c ${REPO_DIR}/constraints.txt", "jupyterlab", "nbgitpuller", "-e ${REPO_DIR}"]
     assert {"jupyterlab", "nbgitpuller"} <= set(locked("3.11")), "Binder takes every version from the lock"
     text = (ROOT / "binder" / "environment.yml").read_text()
-    test_only = {canonicalize_name(r.name) for r in TEST} - {"jupyterlab", "nbgitpuller"}  # both serve Binder too
+    test_only = {canonicalize_name(r.name) for r in TEST} - {"jupyterlab", "nbgitpuller"}  # Binder needs both
     named = {canonicalize_name(w) for w in re.findall(r"[A-Za-z][\w.\-]+", text.split("  - pip:")[1])}
     assert named & test_only == set(), "test tools slow Binder's build and start"
 
@@ -246,6 +246,7 @@ def test_the_course_server_config_sends_kernel_messages_without_nagles_delay(mon
     assert handler.nodelay is True and connected == [connection]
 
 
+@pytest.mark.slow
 def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path):
     """Start JupyterLab as the README does and ask its settings API: the overrides come
     through the server config on the config path (it points JupyterLab at them)."""
@@ -304,6 +305,7 @@ def test_the_readme_launch_command_gives_jupyterlab_the_course_settings(tmp_path
         log.close()
 
 
+@pytest.mark.slow
 def test_repo2docker_dockerfile_installs_environment_and_helper_package(tmp_path):
     r2d = shutil.which("jupyter-repo2docker", path=str(Path(sys.executable).parent)) \
         or shutil.which("jupyter-repo2docker")
