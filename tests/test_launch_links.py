@@ -1,4 +1,5 @@
-"""One repository address: every launch link and the setup cell derive from pyproject.toml.
+"""One repository address and one release tag: every launch link and the setup cell derive
+from pyproject.toml, and no launch link opens HEAD or main (a push would change a running class).
 
 Also the setup cell itself, simulated both ways: on Colab it pip-installs the
 helper from that address; anywhere else it installs nothing and, in a clone
@@ -6,7 +7,6 @@ without the package installed, finds it next to notebooks/.
 """
 
 import importlib.abc
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -15,69 +15,93 @@ import sys
 import numpy as np
 import pytest
 
+from scripts import set_repository
 from tools.notebooks import ROOT, read
-
-spec = importlib.util.spec_from_file_location("set_repository", ROOT / "scripts" / "set_repository.py")
-set_repository = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(set_repository)
 
 ALL_NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 REPO = set_repository.repository()
+TAG = set_repository.release_tag()
 
 
 def setup_cell(path):
     return next(c for c in read(path).cells if c.cell_type == "code").source
 
 
-def wrong_links(root, repo):
-    """Every launch link under `root` that does not name `repo` (OWNER/NAME)."""
+def wrong_links(root, repo, tag):
+    """Every launch link under `root` that does not name `repo` (OWNER/NAME), or opens another
+    ref than `tag`."""
     wrong = []
     for path in set_repository.files(root):
-        for kind, named in set_repository.found_links(path.read_text()):
+        for kind, named, ref in set_repository.found_links(path.read_text()):
             expected = repo.split("/")[1] if kind == "nbgitpuller folder" else repo
             if named != expected:
                 wrong.append(f"{path.relative_to(root)}: {kind} link names {named}, not {expected}")
+            if kind in ("binder", "colab", "nbgitpuller", "pip") and ref != tag:
+                wrong.append(f"{path.relative_to(root)}: {kind} link opens {ref}, not the tag {tag}")
     return wrong
 
 
-def test_every_launch_link_names_the_repository_of_pyproject():
-    assert wrong_links(ROOT, REPO) == []
+def test_every_launch_link_names_the_repository_and_the_tag_of_pyproject():
+    assert wrong_links(ROOT, REPO, TAG) == []
+
+
+def test_the_tag_is_a_release_not_a_branch():
+    assert set_repository.check_tag(TAG) == TAG
+    for bad in ["HEAD", "main", "v1 .0", ""]:
+        with pytest.raises(ValueError, match="tag must be a release tag"):
+            set_repository.check_tag(bad)
 
 
 @pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=[p.stem for p in ALL_NOTEBOOKS])
-def test_title_cell_opens_this_notebook_on_binder_and_colab(path):
+def test_title_cell_opens_this_notebook_on_binder_and_colab_at_the_tag(path):
     title = read(path).cells[0].source
-    assert f"https://mybinder.org/v2/gh/{REPO}/HEAD?urlpath=lab/tree/notebooks/{path.name})" in title
-    assert f"https://colab.research.google.com/github/{REPO}/blob/main/notebooks/{path.name})" in title
+    assert f"https://mybinder.org/v2/gh/{REPO}/{TAG}?urlpath=lab/tree/notebooks/{path.name})" in title
+    assert f"https://colab.research.google.com/github/{REPO}/blob/{TAG}/notebooks/{path.name})" in title
 
 
-def test_setup_cell_is_the_same_in_every_notebook_and_installs_from_the_repository():
+def test_setup_cell_is_the_same_in_every_notebook_and_installs_the_tag():
     cells = {path.name: setup_cell(path) for path in ALL_NOTEBOOKS}
     first = cells[ALL_NOTEBOOKS[0].name]
     assert {name for name, cell in cells.items() if cell != first} == set()
-    assert f'"git+https://github.com/{REPO}"' in first
+    assert f'"git+https://github.com/{REPO}@{TAG}"' in first
 
 
-def test_guide_has_an_nbgitpuller_link_for_this_repository():
-    guide = (ROOT / "notebooks" / "README.md").read_text()
-    assert f"git-pull?repo=https://github.com/{REPO}&" in guide
-    assert f"urlpath=lab/tree/{REPO.split('/')[1]}/notebooks/00_input_matrix.ipynb" in guide
+def test_hub_guide_has_an_nbgitpuller_link_per_notebook_at_the_tag():
+    guide = (ROOT / "teachers" / "hub_admin.md").read_text()
+    numbered = sorted(p for p in ALL_NOTEBOOKS if p.name[:2].isdigit())
+    for path in numbered:
+        assert (f"git-pull?repo=https://github.com/{REPO}&branch={TAG}&urlpath=lab/tree/"
+                f"{REPO.split('/')[1]}/notebooks/{path.name}") in guide, path.name
+
+
+def test_rewrite_moves_address_and_tag_and_nothing_else():
+    text = ("[b](https://mybinder.org/v2/gh/a/b/HEAD?urlpath=lab/tree/notebooks/x.ipynb) "
+            "[c](https://colab.research.google.com/github/a/b/blob/main/notebooks/x.ipynb) "
+            '"git+https://github.com/a/b" '
+            "git-pull?repo=https://github.com/a/b&branch=main&urlpath=lab/tree/b/notebooks/x.ipynb "
+            "https://github.com/a/other stays")
+    assert set_repository.rewrite(text, "a/b", "c/d", "v2") == (
+        "[b](https://mybinder.org/v2/gh/c/d/v2?urlpath=lab/tree/notebooks/x.ipynb) "
+        "[c](https://colab.research.google.com/github/c/d/blob/v2/notebooks/x.ipynb) "
+        '"git+https://github.com/c/d@v2" '
+        "git-pull?repo=https://github.com/c/d&branch=v2&urlpath=lab/tree/d/notebooks/x.ipynb "
+        "https://github.com/a/other stays")
 
 
 def test_set_repository_rewrites_every_link_and_pyproject(tmp_path):
     for name in ["pyproject.toml", "README.md"]:
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
-    changed = set_repository.set_repository("https://github.com/someone-else/attn-course", root=tmp_path)
+    shutil.copytree(ROOT / "teachers", tmp_path / "teachers")
+    changed = set_repository.set_repository("https://github.com/someone-else/attn-course", root=tmp_path,
+                                            tag="v2027.1")
     assert set_repository.repository(tmp_path) == "someone-else/attn-course"
-    assert wrong_links(tmp_path, "someone-else/attn-course") == []
-    assert set(changed) == {tmp_path / "pyproject.toml", *set_repository.files(tmp_path)}
-    # nothing else was touched: the notebooks are still valid and differ only in the address
+    assert set_repository.release_tag(tmp_path) == "v2027.1"
+    assert wrong_links(tmp_path, "someone-else/attn-course", "v2027.1") == []
+    assert tmp_path / "pyproject.toml" in changed
+    # nothing else was touched: the notebooks are still valid, and a full link count survives
     for path in sorted((tmp_path / "notebooks").glob("*.ipynb")):
         json.loads(path.read_text())
-        back = set_repository.rewrite(path.read_text(), "someone-else/attn-course", REPO)
-        assert back == (ROOT / "notebooks" / path.name).read_text()
-    # and a full link count survives (no link lost on the way)
     for path in set_repository.files(tmp_path):
         assert len(set_repository.found_links(path.read_text())) == \
             len(set_repository.found_links((ROOT / path.relative_to(tmp_path)).read_text()))
@@ -135,7 +159,7 @@ def test_setup_cell_on_colab_pip_installs_the_helper_from_the_repository(run_set
     monkeypatch.setitem(sys.modules, "google.colab", type(sys)("google.colab"))
     path_before = list(sys.path)
     namespace, calls = run_setup_cell()
-    assert calls == [[sys.executable, "-m", "pip", "install", "-q", f"git+https://github.com/{REPO}"]]
+    assert calls == [[sys.executable, "-m", "pip", "install", "-q", f"git+https://github.com/{REPO}@{TAG}"]]
     assert sys.path == path_before
     assert namespace["ah"].__name__ == "attention_helpers"
 
