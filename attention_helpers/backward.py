@@ -2,17 +2,17 @@
 
 Forward, as core.scaled_dot_product_attention computes it:
 
-    S = Q·Kᵀ / √d_k        P = softmax(S) row by row        O = P·V
+    S = Q·Kᵀ / √d_k        A = softmax(S) row by row        O = A·V
 
 Backward, given dO = ∂L/∂O (for L = sum(O · dO), the gradients below are exact):
 
-    dV = Pᵀ·dO
-    dP = dO·Vᵀ
-    dS = P ⊙ (dP − rowsum(P ⊙ dP))     the softmax's Jacobian, diag(p) − p·pᵀ, applied row by row
+    dV = Aᵀ·dO
+    dA = dO·Vᵀ
+    dS = A ⊙ (dA − rowsum(A ⊙ dA))     the softmax's Jacobian, diag(p) − p·pᵀ, applied row by row
     dQ = dS·K / √d_k
     dK = dSᵀ·Q / √d_k
 
-A masked score has P = 0, so its dS is 0 as well: nothing flows back through a hidden key.
+A masked score has A = 0, so its dS is 0 as well: nothing flows back through a hidden key.
 """
 
 from __future__ import annotations
@@ -42,16 +42,16 @@ def attention_backward(Q, K, V, dO, mask=None):
     """
     Q, K, V = (core._array(name, a, min_ndim=2) for name, a in (("Q", Q), ("K", K), ("V", V)))
     dO = core._array("dO", dO, min_ndim=2)
-    output, P = core.scaled_dot_product_attention(Q, K, V, mask=mask)  # checks Q, K, V and the mask
+    output, A = core.scaled_dot_product_attention(Q, K, V, mask=mask)  # checks Q, K, V and the mask
     if dO.shape != output.shape:
         raise ValueError(
             f"dO has shape {dO.shape}; it is the gradient of the output, so it must have the "
             f"output's shape {output.shape} ([..., n_q, d_v])"
         )
     scale = 1.0 / np.sqrt(Q.shape[-1])
-    dV = np.swapaxes(P, -1, -2) @ dO
-    dP = dO @ np.swapaxes(V, -1, -2)
-    dS = P * (dP - (P * dP).sum(axis=-1, keepdims=True))
+    dV = np.swapaxes(A, -1, -2) @ dO
+    dA = dO @ np.swapaxes(V, -1, -2)
+    dS = A * (dA - (A * dA).sum(axis=-1, keepdims=True))
     dQ = dS @ K * scale
     dK = np.swapaxes(dS, -1, -2) @ Q * scale
     return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)

@@ -57,27 +57,27 @@ def test_softmax_backward_mistakes_are_named(fn, kind, mistake):
 # ---- exercise 2: dV --------------------------------------------------------------------------
 
 def test_dV_solution_passes_on_the_notebooks_data():
-    P_ex, dO_ex = notebook_values(ROOT / "notebooks" / "10_attention_that_learns.ipynb", "P_ex", "dO_ex")
-    assert np.array_equal(P_ex, sol.P_ex) and np.array_equal(dO_ex, sol.dO_ex)
-    check = check_dV(sol.dV, P_ex, dO_ex)
+    A_ex, dO_ex = notebook_values(ROOT / "notebooks" / "10_attention_that_learns.ipynb", "A_ex", "dO_ex")
+    assert np.array_equal(A_ex, sol.A_ex) and np.array_equal(dO_ex, sol.dO_ex)
+    check = check_dV(sol.dV, A_ex, dO_ex)
     assert check, check.text
 
 
 def test_dV_by_a_loop():
-    """dV[j] = Σ_i P[i, j] · dO[i]: each value row gets the output gradients that read it."""
-    expected = sum(np.outer(sol.P_ex[i], sol.dO_ex[i]) for i in range(3))
+    """dV[j] = Σ_i A[i, j] · dO[i]: each value row gets the output gradients that read it."""
+    expected = sum(np.outer(sol.A_ex[i], sol.dO_ex[i]) for i in range(3))
     assert np.allclose(sol.dV, expected)
 
 
 @pytest.mark.parametrize("answer, kind, mistake", [
-    (lambda P, dO: P @ dO, "mistake", "not_transposed"),
-    (lambda P, dO: dO.T @ P, "mistake", "transposed_product"),
-    (lambda P, dO: P.T @ dO + 1.0, "wrong_value", None),
-    (lambda P, dO: None, "empty", None),
-    (lambda P, dO: "dV", "not_numbers", None),
+    (lambda A, dO: A @ dO, "mistake", "not_transposed"),
+    (lambda A, dO: dO.T @ A, "mistake", "transposed_product"),
+    (lambda A, dO: A.T @ dO + 1.0, "wrong_value", None),
+    (lambda A, dO: None, "empty", None),
+    (lambda A, dO: "dV", "not_numbers", None),
 ])
 def test_dV_mistakes_are_named(answer, kind, mistake):
-    assert failed(check_dV(answer(sol.P_ex, sol.dO_ex), sol.P_ex, sol.dO_ex), kind, mistake)
+    assert failed(check_dV(answer(sol.A_ex, sol.dO_ex), sol.A_ex, sol.dO_ex), kind, mistake)
 
 
 # ---- exercise 3: one training step -----------------------------------------------------------
@@ -97,8 +97,8 @@ def test_train_step_solution_agrees_with_finite_differences():
     def loss(W_Q, W_K, W_V):
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
         S = Q @ K.T / np.sqrt(3)
-        P = np.exp(S - S.max(axis=1, keepdims=True))
-        return 0.5 * (((P / P.sum(axis=1, keepdims=True)) @ V - target) ** 2).sum()
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        return 0.5 * (((A / A.sum(axis=1, keepdims=True)) @ V - target) ** 2).sum()
 
     stepped = sol.my_train_step(X, *Ws, target, lr)
     for which in range(3):
@@ -117,13 +117,13 @@ def _step(scale_q=True, scale_k=True, diagonal=True, sign=-1.0, transpose=False,
         Q, K, V = X @ W_Q, X @ W_K, X @ W_V
         d = Q.shape[1]
         S = Q @ K.T / np.sqrt(d)
-        P = np.exp(S - S.max(axis=1, keepdims=True))
-        P /= P.sum(axis=1, keepdims=True)
-        dO = P @ V - target
-        dP = dO @ V.T
-        dS = (P * dP if diagonal else 0) - P * (P * dP).sum(axis=1, keepdims=True)
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        A /= A.sum(axis=1, keepdims=True)
+        dO = A @ V - target
+        dA = dO @ V.T
+        dS = (A * dA if diagonal else 0) - A * (A * dA).sum(axis=1, keepdims=True)
         grads = [X.T @ (dS @ K / (np.sqrt(d) if scale_q else 1)),
-                 X.T @ (dS.T @ Q / (np.sqrt(d) if scale_k else 1)), X.T @ (P.T @ dO)]
+                 X.T @ (dS.T @ Q / (np.sqrt(d) if scale_k else 1)), X.T @ (A.T @ dO)]
         rate = lr if lr_used else 1.0
         return [W + sign * rate * (g.T if transpose else g) for W, g in zip((W_Q, W_K, W_V), grads)]
     return step

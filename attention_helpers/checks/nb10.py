@@ -65,10 +65,10 @@ def check_softmax_backward(fn) -> Check:
         got = np.array(rows, dtype=float)
     except ValueError:
         return wrong("my_softmax_backward should return one number per score.", kind="wrong_shape")
-    P = core.softmax(_SOFTMAX_SCORES)
+    probs = core.softmax(_SOFTMAX_SCORES)
 
     def each(**parts):
-        return np.array([_softmax_backward(p, dp, **parts) for p, dp in zip(P, _SOFTMAX_DP)])
+        return np.array([_softmax_backward(p, dp, **parts) for p, dp in zip(probs, _SOFTMAX_DP)])
 
     expected = each()
     found = _mistake(got, expected, {
@@ -77,7 +77,7 @@ def check_softmax_backward(fn) -> Check:
         "only_diagonal": ("only the diagonal of the Jacobian: every p_j also depends on s_i (through the sum "
                           "below the fraction), which subtracts p (p · dp).", each(off_diagonal=False)),
         "no_p_factor": ("ds = p ⊙ (dp − p · dp): the whole bracket is multiplied by p, element by element.",
-                        np.array([dp - p @ dp for p, dp in zip(P, _SOFTMAX_DP)])),
+                        np.array([dp - p @ dp for p, dp in zip(probs, _SOFTMAX_DP)])),
         "sign": ("the sign is flipped: ds = p ⊙ dp − p (p · dp).", -expected),
     })
     if found is not None:  # a failed Check is falsy: test for None
@@ -89,23 +89,23 @@ def check_softmax_backward(fn) -> Check:
 
 
 @checker
-def check_dV(answer, P, dO) -> Check:
-    """Check dV, the gradient of the values, for weights P [n_q, n_k] and output gradient dO [n_q, d_v]."""
-    P, dO = np.asarray(P, dtype=float), np.asarray(dO, dtype=float)
+def check_dV(answer, A, dO) -> Check:
+    """Check dV, the gradient of the values, for weights A [n_q, n_k] and output gradient dO [n_q, d_v]."""
+    A, dO = np.asarray(A, dtype=float), np.asarray(dO, dtype=float)
     got, bad = _as_array(answer, "dV")
     if bad is not None:
         return bad
-    expected = P.T @ dO
+    expected = A.T @ dO
     found = _mistake(got, expected, {
-        "not_transposed": ("that is P · dO. Value row j reaches output row i with weight P[i, j], so its "
-                           "gradient gathers down column j of P: dV = Pᵀ · dO.", P @ dO),
-        "transposed_product": ("that is dOᵀ · P, the transpose of the answer: dV has one row per key, like "
-                               "V, so dV = Pᵀ · dO.", dO.T @ P),
+        "not_transposed": ("that is A · dO. Value row j reaches output row i with weight A[i, j], so its "
+                           "gradient gathers down column j of A: dV = Aᵀ · dO.", A @ dO),
+        "transposed_product": ("that is dOᵀ · A, the transpose of the answer: dV has one row per key, like "
+                               "V, so dV = Aᵀ · dO.", dO.T @ A),
     })
     if found is not None:
         return found
     return compare(got, expected, name="dV", success=(
-        f"dV = Pᵀ · dO, shape {expected.shape}: one row per key, each the gradient of the output rows "
+        f"dV = Aᵀ · dO, shape {expected.shape}: one row per key, each the gradient of the output rows "
         "weighted by how much they read that key."))
 
 
@@ -113,11 +113,11 @@ def _step(X, W_Q, W_K, W_V, target, lr, scale_q=True, scale_k=True, diagonal=Tru
           transpose=False, use_lr=True):
     """One gradient step on ½·sum((O − target)²), with the switches that make the typical mistakes."""
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    output, P = core.scaled_dot_product_attention(Q, K, V)
+    output, A = core.scaled_dot_product_attention(Q, K, V)
     dO = output - target
-    dV = P.T @ dO
-    dP = dO @ V.T
-    dS = (P * dP if diagonal else 0.0) - P * (P * dP).sum(axis=-1, keepdims=True)
+    dV = A.T @ dO
+    dA = dO @ V.T
+    dS = (A * dA if diagonal else 0.0) - A * (A * dA).sum(axis=-1, keepdims=True)
     root = np.sqrt(Q.shape[-1])
     dQ = dS @ K / (root if scale_q else 1.0)
     dK = dS.T @ Q / (root if scale_k else 1.0)
@@ -155,8 +155,8 @@ def check_train_step(fn) -> Check:
                         _step(*args, scale_q=False)),
         "no_scale_dK": ("W_K moved too far: dK = dSᵀ · Q / √d_k; the 1/√d_k of the scores is missing there.",
                         _step(*args, scale_k=False)),
-        "no_diagonal": ("W_Q and W_K are off: the softmax backward is dS = P ⊙ (dP − rowsum(P ⊙ dP)); "
-                        "the diagonal term P ⊙ dP is missing.", _step(*args, diagonal=False)),
+        "no_diagonal": ("W_Q and W_K are off: the softmax backward is dS = A ⊙ (dA − rowsum(A ⊙ dA)); "
+                        "the diagonal term A ⊙ dA is missing.", _step(*args, diagonal=False)),
         "ascent": ("the weights moved uphill: gradient descent subtracts lr · gradient.",
                    _step(*args, sign=1.0)),
         "transposed_grad": ("each weight gradient is transposed: the gradient of W in X·W is Xᵀ · (gradient "
