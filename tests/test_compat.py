@@ -1,10 +1,12 @@
-"""The course where classes run it: the lowest supported versions, from a plain clone.
+"""The course where classes run it: the lowest supported versions, from the student copy.
 
 One separate venv holds the lowest version of every range in pyproject.toml
-(numpy, matplotlib, ipywidgets, pillow) and the kernel's own packages at
+(numpy, matplotlib, ipywidgets) and the kernel's own packages at
 their locked versions, and NOT the helper package: every notebook must find
 it through its setup cell, as in a clone on a hub or a laptop that never ran
-`pip install`. Each notebook runs top to bottom (cells tagged
+`pip install`. The notebooks run from the student copy a teacher hands out
+(scripts/make_student_copy.py), so the same run shows the copy is complete.
+Each notebook runs top to bottom (cells tagged
 raises-exception may raise, no other) and then every slider of every panel
 goes to both ends; outputs are not compared (the locked environment's nbval
 does that).
@@ -26,6 +28,7 @@ import pytest
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from scripts.make_student_copy import write_copy
 from tools.project import RUNTIME, locked
 from tools.sweep import SWEEP
 
@@ -117,16 +120,28 @@ def test_compat_venv_has_the_lowest_versions_and_not_the_helper(compat_python):
     assert absent, "the helper is importable without the setup cell: the bootstrap would go untested"
 
 
+@pytest.fixture(scope="module")
+def student_copy(tmp_path_factory):
+    """The repository as a teacher hands it out (scripts/make_student_copy.py): the compat run
+    executes the notebooks from it, so one run checks both that they run at the lowest versions
+    with the helper not installed, and that the copy has everything they need."""
+    out = tmp_path_factory.mktemp("student") / "attention-math"
+    write_copy(out)
+    return out
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_from_a_clone_at_the_lowest_versions(compat_python, path, tmp_path):
+def test_notebook_runs_from_the_student_copy_at_the_lowest_versions(compat_python, student_copy, path,
+                                                                      tmp_path):
     # -I: no PYTHONPATH, no user site, and not the current folder on sys.path, so nothing
     # but the setup cell can make the helper importable
-    result = subprocess.run([compat_python, "-I", "-c", RUNNER, str(path)], input=SWEEP,
+    notebook = student_copy / "notebooks" / path.name
+    result = subprocess.run([compat_python, "-I", "-c", RUNNER, str(notebook)], input=SWEEP,
                             capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.splitlines()[-1])
-    # The setup cell found the helper in this clone, next to notebooks/.
-    assert Path(report["helper"]) == ROOT / "attention_helpers" / "__init__.py"
+    # The setup cell found the helper in the copy, next to its notebooks/.
+    assert Path(report["helper"]) == student_copy / "attention_helpers" / "__init__.py"
     for name, key, _attr, end, finite, png_bytes, *_ in report["sweep"]:
         assert finite, f"{name}: {key} at {end} gives a value that is not finite"
         assert png_bytes > 0, f"{name}: {key} at {end} left the panel without a picture"
