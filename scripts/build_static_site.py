@@ -1,32 +1,40 @@
 """Build the static HTML edition of the course: read it without a kernel.
 
-    python scripts/build_static_site.py OUT_DIR
+    python -m scripts.build_static_site OUT_DIR              # the student edition
+    python -m scripts.build_static_site OUT_DIR --teachers   # and the teachers' pages
 
 Writes into OUT_DIR (flat, one folder):
 - index.html         the project README
-- guide.html         the teacher's guide (notebooks/README.md)
+- notebooks.html     the students' list of notebooks (notebooks/README.md)
 - NN_name.html       one page per notebook in notebooks/, with its stored outputs
 - cheat_sheet.html   the cheat sheet notebook, and cheat_sheet_print.html, the printable page
+- with --teachers:   teachers.html (teachers/README.md) and teachers_<name>.html for every
+                     other file of teachers/ (teachers_notes_<name>.html for the notes)
 
-Links between these pages are rewritten (.ipynb and README.md to .html); a
-link to another file of the repository (a solution, a test) points to it on
-the course's repository. The pages load nothing from the network: no script
-at all (nbconvert's pages would fetch require.js and MathJax from a CDN):
-formulas are turned into plain text with sub- and superscripts (√d_k, QKᵀ,
-Σ), good enough for the course's formulas; live panels show their text
-representation and the static picture that follows each of them. Every
-image keeps the description the plotting helpers stored as its alt text.
+The student edition, the default, has no teacher page and no link into
+teachers/ or solutions/ (such a link keeps its text and loses its target), so
+it can be published where students read it. Links between pages are
+rewritten (.ipynb and .md to .html); a link to another file of the
+repository (a test, a script) points to it on the course's repository, at
+its release tag. The pages load nothing from the network: no script at all
+(nbconvert's pages would fetch require.js and MathJax from a CDN): formulas
+are turned into plain text with sub- and superscripts (√d_k, QKᵀ, Σ), good
+enough for the course's formulas; live panels show their text representation
+and the static picture that follows each of them. Every image keeps the
+description the plotting helpers stored as its alt text.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import nbformat
 from nbconvert import HTMLExporter
+
+from scripts import set_repository
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -39,12 +47,25 @@ def repository_url() -> str:
     return re.search(r'^Repository\s*=\s*"([^"]+)"', text, re.M).group(1).rstrip("/")
 
 
-def pages() -> dict[Path, str]:
+TEACHERS_ONLY = ("teachers", "solutions")  # folders the student edition never links to
+
+
+def pages(teachers: bool = False) -> dict[Path, str]:
     """Source file (relative to the repository) -> page name in the edition."""
-    site = {Path("README.md"): "index.html", Path("notebooks/README.md"): "guide.html"}
+    site = {Path("README.md"): "index.html", Path("notebooks/README.md"): "notebooks.html"}
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         site[path.relative_to(ROOT)] = f"{path.stem}.html"
+    if teachers:
+        for path in sorted((ROOT / "teachers").rglob("*.md")):
+            relative = path.relative_to(ROOT)
+            parts = relative.with_suffix("").parts  # ("teachers", "notes", "00_input_matrix")
+            name = "teachers" if parts == ("teachers", "README") else "_".join(parts)
+            site[relative] = f"{name}.html"
     return site
+
+
+def teachers_only(path: Path) -> bool:
+    return path.parts[:1] and path.parts[0] in TEACHERS_ONLY
 
 
 # TeX -> readable text, applied in this order (the course's formulas use only these).
@@ -117,8 +138,30 @@ def as_notebook(source: Path):
     return nb
 
 
+def unlink_teachers_only(page: str, source: Path, repo: str) -> str:
+    """The student edition: a link into teachers/ or solutions/ (relative, or on the course's
+    repository) keeps its text and loses its target."""
+    def text(match):
+        href = match.group(1)
+        parts = urlsplit(href)
+        if href.startswith(repo + "/"):
+            path = Path(href[len(repo) + 1:].split("/", 2)[-1]) if "/blob/" in href or "/tree/" in href \
+                else Path(href[len(repo) + 1:])
+        elif parts.scheme or parts.netloc or not parts.path:
+            return match.group(0)
+        else:
+            try:
+                path = (ROOT / source.parent / unquote(parts.path)).resolve().relative_to(ROOT)
+            except ValueError:
+                return match.group(0)
+        return match.group(2) if teachers_only(path) else match.group(0)
+    return re.sub(r'<a\b[^>]*\bhref="([^"]*)"[^>]*>(.*?)</a>', text, page, flags=re.S)
+
+
 def rewrite_links(page: str, source: Path, site: dict[Path, str], repo: str) -> str:
-    """Point relative links at the edition's pages, or at the repository for other files."""
+    """Point relative links at the edition's pages, or at the repository (at the release tag)
+    for other files."""
+    tag = set_repository.release_tag()
     def target(match):
         href = match.group(2)
         parts = urlsplit(href)
@@ -132,7 +175,7 @@ def rewrite_links(page: str, source: Path, site: dict[Path, str], repo: str) -> 
         if path in site:
             return f'{match.group(1)}="{site[path]}{fragment}"'
         if (ROOT / path).exists():
-            return f'{match.group(1)}="{repo}/blob/main/{path.as_posix()}{fragment}"'
+            return f'{match.group(1)}="{repo}/blob/{tag}/{path.as_posix()}{fragment}"'
         return match.group(0)
     return re.sub(r'\b(href)="([^"]*)"', target, page)
 
@@ -161,19 +204,21 @@ def drop_remote_images(page: str) -> str:
     return re.sub(r'<img\b[^>]*\bsrc="https?://[^"]*"[^>]*>', text, page)
 
 
-def build(out_dir: Path) -> list[Path]:
+def build(out_dir: Path, teachers: bool = False) -> list[Path]:
+    """Write the edition into `out_dir`: the student edition, or with `teachers` the teachers' pages too."""
     out_dir.mkdir(parents=True, exist_ok=True)
     exporter = HTMLExporter(template_name="static_site", extra_template_basedirs=[str(ROOT / "scripts")])
-    site, repo, written = pages(), repository_url(), []
+    site, repo, written = pages(teachers), repository_url(), []
     for source, name in site.items():
-        title = "Teacher's guide" if name == "guide.html" else None
         nb = as_notebook(source)
-        if title:
-            nb.metadata["title"] = title
-        elif source.suffix == ".md":
-            nb.metadata["title"] = "Attention math, step by step"
+        if source.suffix == ".md":
+            first = re.search(r"^# (.+)$", (ROOT / source).read_text(encoding="utf-8"), re.M)
+            nb.metadata["title"] = first.group(1) if first else "Attention math, step by step"
         page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})
-        page = drop_remote_images(github_anchors(rewrite_links(page, source, site, repo)))
+        page = rewrite_links(page, source, site, repo)
+        if not teachers:
+            page = unlink_teachers_only(page, source, repo)
+        page = drop_remote_images(github_anchors(page))
         (out_dir / name).write_text(page, encoding="utf-8")
         written.append(out_dir / name)
     printable = _printable_cheat_sheet()
@@ -184,19 +229,21 @@ def build(out_dir: Path) -> list[Path]:
 
 
 def _printable_cheat_sheet():
-    """The one-page cheat sheet from scripts/build_cheat_sheet.py, if that script is there."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import build_cheat_sheet
-    except ModuleNotFoundError:
-        return None
-    finally:
-        sys.path.pop(0)
+    """The one-page cheat sheet from scripts/build_cheat_sheet.py."""
+    from scripts import build_cheat_sheet
+
     return build_cheat_sheet.render_html("a4")
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python scripts/build_static_site.py OUT_DIR")
-    for path in build(Path(sys.argv[1])):
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out_dir", type=Path, help="the folder to write the pages into")
+    parser.add_argument("--teachers", action="store_true",
+                        help="add the teachers' pages (plans, notes, answers): for a teacher's own site")
+    args = parser.parse_args(argv)
+    for path in build(args.out_dir, teachers=args.teachers):
         print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

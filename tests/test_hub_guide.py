@@ -15,7 +15,7 @@ import yaml
 from tools import memory as kernel_memory
 from tools.project import ROOT, RUNTIME
 
-GUIDE = (ROOT / "notebooks" / "README.md").read_text()
+GUIDE = (ROOT / "teachers" / "hub_admin.md").read_text()
 UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}  # KubeSpawner's suffixes are powers of 1024
 
 
@@ -36,7 +36,8 @@ def config():
 def sizing():
     """{label: [numbers...]} from the sizing table, and the students-per-node rows."""
     section = block_after("<!-- hub-sizing -->")
-    section = section[:section.index("<!-- hub-config -->")]
+    end = re.search(r"^## ", section, re.M)  # the section "## Sizing a class" ends at the next one
+    section = section[:end.start()] if end else section
     rows = {}
     for line in section.splitlines():
         if line.startswith("|"):
@@ -82,3 +83,27 @@ def test_guide_and_readme_quote_the_ranges_of_pyproject():
         floor = next(s.version for s in req.specifier if s.operator == ">=")
         for name, text in (("the guide", GUIDE), ("the README", readme)):
             assert f"{req.name} ≥ {floor}" in text, f"{name} should say {req.name} ≥ {floor}"
+
+
+def dockerfiles() -> list[str]:
+    return re.findall(r"```dockerfile\n(.*?)```", GUIDE, re.S)
+
+
+def test_the_image_recipes_grade_and_install_the_helper_into_the_image_not_editable():
+    recipes = dockerfiles()
+    assert len(recipes) >= 2
+    for recipe in recipes[:2]:  # the full image, and the course added to an image you have
+        assert "nbgrader" in recipe and "nbgitpuller" in recipe
+        assert not re.search(r"pip install[^\n]*\s-e\s", recipe), "a home volume hides an editable install"
+    assert "c.Exchange.root" in GUIDE and "extraVolumeMounts" in GUIDE  # nbgrader's exchange on the hub
+
+
+def test_the_guide_names_the_lowest_jupyterlab_the_course_settings_need():
+    overrides = (ROOT / "lab-settings" / "overrides.json").read_text()
+    assert "commsOverSubshells" in overrides  # the setting that needs JupyterLab 4.4
+    assert "**4.4 or newer**" in GUIDE and '"jupyterlab>=4.4"' in dockerfiles()[0]
+
+
+def test_the_guide_has_a_sizing_section_with_the_measured_table():
+    assert "## Sizing a class" in GUIDE
+    assert GUIDE.index("## Sizing a class") < GUIDE.index("<!-- hub-sizing -->")

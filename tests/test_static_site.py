@@ -1,22 +1,24 @@
 """The static HTML edition (scripts/build_static_site.py) reads well without a kernel.
 
-Built once per run into a temporary folder, then checked page by page: every
-image has a specific alt text, each notebook has one H1 and no skipped heading
-level, every relative link (and its #anchor) resolves, and nothing is loaded
-from the network. The checkers are tested on pages that break each rule.
+Built once per run into a temporary folder, both editions: the student edition
+(the default) has no teacher page and no link into teachers/ or solutions/; the
+teachers' edition (--teachers) adds a page per file of teachers/. Then checked
+page by page: every image has a specific alt text, each page has one H1 and no
+skipped heading level, every relative link (and its #anchor) resolves, and
+nothing is loaded from the network. The checkers are tested on pages that
+break each rule.
 """
 
 import re
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from scripts import build_static_site, set_repository
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_static_site  # noqa: E402
 
 pytestmark = pytest.mark.static
 
@@ -88,17 +90,55 @@ def link_problems(page: Page, site: dict[str, Page]) -> list[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("static")
-    build_static_site.build(out)
+    build_static_site.main([str(out)])
+    return {path.name: Page(path.read_text(encoding="utf-8")) for path in out.glob("*.html")}
+
+
+@pytest.fixture(scope="module")
+def teachers_site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("static-teachers")
+    build_static_site.main([str(out), "--teachers"])
     return {path.name: Page(path.read_text(encoding="utf-8")) for path in out.glob("*.html")}
 
 
 NOTEBOOK_PAGES = [f"{p.stem}.html" for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+TEACHER_PAGES = sorted(name for path, name in build_static_site.pages(teachers=True).items()
+                       if path.parts[0] == "teachers")
 
 
-def test_the_edition_has_a_page_per_notebook_plus_the_guide_and_the_readme(site):
+def test_the_edition_has_a_page_per_notebook_plus_the_list_and_the_readme(site):
     assert NOTEBOOK_PAGES, "no notebooks found"
-    missing = [name for name in NOTEBOOK_PAGES + ["index.html", "guide.html"] if name not in site]
+    missing = [name for name in NOTEBOOK_PAGES + ["index.html", "notebooks.html"] if name not in site]
     assert not missing, f"pages missing from the static edition: {missing}"
+
+
+def test_the_student_edition_has_no_teacher_page_and_no_link_to_answers(site):
+    assert "teachers.html" in TEACHER_PAGES and len(TEACHER_PAGES) >= 8
+    assert not set(TEACHER_PAGES) & set(site)
+    leaks = {name: [href for href in page.links
+                    if re.search(r"(^|/)(teachers|solutions)(/|\.html|$)|^teachers", href)]
+             for name, page in site.items()}
+    assert not {name: hrefs for name, hrefs in leaks.items() if hrefs}, "links into teachers/ or solutions/"
+
+
+def test_the_teachers_edition_adds_every_teacher_page_and_its_links_resolve(teachers_site):
+    missing = [name for name in TEACHER_PAGES if name not in teachers_site]
+    assert not missing, f"teacher pages missing: {missing}"
+    for name in TEACHER_PAGES:
+        page = teachers_site[name]
+        assert not heading_problems(page), f"{name}: {heading_problems(page)}"
+        assert not link_problems(page, teachers_site), f"{name}: {link_problems(page, teachers_site)}"
+        assert not page.loads, name
+    index = teachers_site["teachers.html"]
+    assert any(href.endswith("teachers_plan_90_minutes.html") for href in index.links)
+
+
+def test_unlinking_keeps_the_text_and_drops_the_target():
+    repo = build_static_site.repository_url()
+    page = (f'<a href="../teachers/answers.md">the answers</a> <a href="{repo}/blob/v1/solutions/nb00.py">'
+            'nb00</a> <a href="00_input_matrix.html">00</a>')
+    assert build_static_site.unlink_teachers_only(page, Path("notebooks/README.md"), repo) == (
+        'the answers nb00 <a href="00_input_matrix.html">00</a>')
 
 
 @pytest.mark.parametrize("name", NOTEBOOK_PAGES)
@@ -110,23 +150,21 @@ def test_the_notebooks_have_images_to_check(site):
     assert sum(len(site[name].images) for name in NOTEBOOK_PAGES) >= len(NOTEBOOK_PAGES)
 
 
-@pytest.mark.parametrize("name", NOTEBOOK_PAGES + ["guide.html", "index.html"])
+@pytest.mark.parametrize("name", NOTEBOOK_PAGES + ["notebooks.html", "index.html"])
 def test_one_h1_and_no_skipped_heading_level(site, name):
     assert not heading_problems(site[name]), f"{name}: {heading_problems(site[name])}"
 
 
-@pytest.mark.parametrize("name", NOTEBOOK_PAGES + ["guide.html", "index.html", "cheat_sheet_print.html"])
+@pytest.mark.parametrize("name", NOTEBOOK_PAGES + ["notebooks.html", "index.html", "cheat_sheet_print.html"])
 def test_every_relative_link_resolves(site, name):
-    if name not in site:
-        pytest.skip(f"{name} is not built")  # only the printable cheat sheet is optional
     assert not link_problems(site[name], site), f"{name}: {link_problems(site[name], site)}"
 
 
-def test_links_to_other_repository_files_point_at_files_that_exist(site):
-    repo = build_static_site.repository_url() + "/blob/main/"
-    targets = {href[len(repo):].split("#")[0] for page in site.values() for href in page.links
+def test_links_to_other_repository_files_point_at_files_that_exist_at_the_tag(teachers_site):
+    repo = f"{build_static_site.repository_url()}/blob/{set_repository.release_tag()}/"
+    targets = {href[len(repo):].split("#")[0] for page in teachers_site.values() for href in page.links
                if href.startswith(repo)}
-    assert targets, "the guide links to the solutions; those links should point at the repository"
+    assert targets, "the teachers' pages link to repository files; those links should point at the repository"
     missing = sorted(t for t in targets if not (ROOT / t).exists())
     assert not missing, f"links to repository files that do not exist: {missing}"
 

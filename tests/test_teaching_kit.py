@@ -1,9 +1,12 @@
-"""The teaching kit: the teacher's guide and the cheat sheet point at files that exist.
+"""The teaching kit: teachers/ apart from what students see, and links that point at files that exist.
 
 A renamed notebook or a moved solution breaks a link silently on GitHub and on
-Binder; these tests fail instead. They also check that the guide and the cheat
-sheet link to every notebook, and that the cheat sheet's prose states only
-numbers that its outputs show (the rule test_prose_numbers applies to 00-06).
+Binder; these tests fail instead. They also check that the kit's index links
+to every notebook, every note and every file of teachers/, that there is a
+note for every numbered notebook, that nothing under notebooks/ holds a
+lesson plan, a rubric or model answers, and that the cheat sheet's prose
+states only numbers that its outputs show (the rule test_prose_numbers applies
+to the notebooks).
 """
 
 import re
@@ -15,16 +18,23 @@ import pytest
 from tools.prose import output_text, stated_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
-GUIDE = ROOT / "notebooks" / "README.md"
+KIT = ROOT / "teachers"
+INDEX = KIT / "README.md"
+STUDENTS = ROOT / "notebooks" / "README.md"
 CHEAT_SHEET = ROOT / "notebooks" / "cheat_sheet.ipynb"
-DOCUMENTS = [ROOT / "README.md", GUIDE, CHEAT_SHEET]
+DOCUMENTS = [ROOT / "README.md", STUDENTS, CHEAT_SHEET, *sorted(KIT.rglob("*.md"))]
 
 # The fixed names of DESIGN.md, not a glob: a missing notebook must fail here too.
 NOTEBOOK_NAMES = [
     "00_input_matrix", "01_qkv_projections", "02_dot_product_scores", "03_scaling_by_sqrt_dk",
-    "04_softmax", "05_weighted_sum_and_self_attention", "06_kv_cache_gqa",
+    "04_softmax", "05_weighted_sum_and_self_attention", "05b_multi_head_attention", "06_kv_cache_gqa",
     "07_positions_and_rope", "08_the_decoder_block", "09_tiled_attention",  # the advanced track
+    "10_attention_that_learns", "11_modern_kv_cache",
 ]
+# What only teachers should read: none of it may appear in what students get.
+TEACHERS_ONLY = re.compile(r"exit ticket|model answers?:|^#+\s*answers\b|rubric|misconception|lesson plan|"
+                           r"stop and ask|\bplan\b|teacher'?s'? (guide|kit)|teachers/|solutions/",
+                           re.I | re.M)
 
 LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 BINDER_PATH = re.compile(r"urlpath=lab/tree/([^&)\s\"'>]+)")
@@ -61,8 +71,9 @@ def broken_links(path: Path) -> list[str]:
 
 
 def test_the_kit_exists():
-    for path in DOCUMENTS:
-        assert path.is_file(), f"{path.relative_to(ROOT)} is missing"
+    for name in ["README.md", "plan_90_minutes.md", "plan_half_day.md", "answers.md", "hub_admin.md",
+                 "departures.md", "handing_out.md", "grading.md", "points.toml"]:
+        assert (KIT / name).is_file(), f"teachers/{name} is missing"
 
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -72,21 +83,42 @@ def test_every_relative_link_points_to_an_existing_file(path):
     assert not broken, f"{path.relative_to(ROOT)} links to files that do not exist: {broken}"
 
 
-@pytest.mark.parametrize("path", [GUIDE, CHEAT_SHEET], ids=["guide", "cheat_sheet"])
-def test_links_to_every_notebook(path):
-    targets = {Path(t).name for t in relative_links(markdown_of(path))}
+def test_the_index_links_to_every_notebook_and_its_note():
+    targets = {(INDEX.parent / t).resolve() for t in relative_links(markdown_of(INDEX))}
+    missing = [name for name in NOTEBOOK_NAMES
+               if (ROOT / "notebooks" / f"{name}.ipynb").resolve() not in targets
+               or (KIT / "notes" / f"{name}.md").resolve() not in targets]
+    assert not missing, f"teachers/README.md links to no notebook or no note for {missing}"
+
+
+def test_the_index_links_to_every_file_of_the_kit():
+    targets = {(INDEX.parent / t).resolve() for t in relative_links(markdown_of(INDEX))}
+    files = [p for p in KIT.rglob("*") if p.is_file() and p != INDEX and p.suffix == ".md"]
+    orphans = [str(p.relative_to(ROOT)) for p in files if p.resolve() not in targets]
+    assert not orphans, f"files of teachers/ the index does not link: {orphans}"
+
+
+def test_the_cheat_sheet_links_to_every_notebook():
+    targets = {Path(t).name for t in relative_links(markdown_of(CHEAT_SHEET))}
     missing = [name for name in NOTEBOOK_NAMES if f"{name}.ipynb" not in targets]
-    assert not missing, f"{path.relative_to(ROOT)} does not link to {missing}"
+    assert not missing, f"the cheat sheet does not link to {missing}"
 
 
-def test_the_guide_gives_a_binder_link_for_every_notebook():
-    paths = set(BINDER_PATH.findall(GUIDE.read_text(encoding="utf-8")))
+def test_the_index_gives_a_binder_link_for_every_notebook():
+    paths = set(BINDER_PATH.findall(INDEX.read_text(encoding="utf-8")))
     missing = [name for name in NOTEBOOK_NAMES if f"notebooks/{name}.ipynb" not in paths]
-    assert not missing, f"the teacher's guide has no Binder link for {missing}"
+    assert not missing, f"teachers/README.md has no Binder link for {missing}"
 
 
-def test_the_cheat_sheet_links_back_to_the_guide():
-    assert "README.md" in relative_links(markdown_of(CHEAT_SHEET))
+def test_the_project_readme_links_to_the_kit():
+    assert "teachers/README.md" in relative_links(markdown_of(ROOT / "README.md"))
+
+
+@pytest.mark.parametrize("path", [STUDENTS, *sorted((ROOT / "notebooks").glob("*.ipynb"))],
+                         ids=lambda p: p.name)
+def test_nothing_students_get_holds_a_plan_or_answers(path):
+    found = sorted({m.group(0).lower() for m in TEACHERS_ONLY.finditer(markdown_of(path))})
+    assert not found, f"{path.relative_to(ROOT)} holds what is for teachers only: {found}"
 
 
 def test_every_number_in_the_cheat_sheet_prose_is_computed_in_an_output():
@@ -96,6 +128,12 @@ def test_every_number_in_the_cheat_sheet_prose_is_computed_in_an_output():
                for number in stated_numbers(cell.source)
                if not re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", outputs)]
     assert not missing, f"the cheat sheet states numbers no output shows: {missing}"
+
+
+def test_the_teachers_only_pattern_finds_what_it_should():
+    assert TEACHERS_ONLY.search("## Exit ticket") and TEACHERS_ONLY.search("see ../solutions/nb00.py")
+    assert TEACHERS_ONLY.search("[← Teacher's guide](README.md)") and TEACHERS_ONLY.search("## Answers")
+    assert not TEACHERS_ONLY.search("Explain in your own words (your teacher has model answers).")
 
 
 def test_the_link_checker_reports_what_is_broken(tmp_path):
