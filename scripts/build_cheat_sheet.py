@@ -1,6 +1,6 @@
 """Build the printable one-page cheat sheet (A4 and Letter) from the helpers.
 
-    python scripts/build_cheat_sheet.py OUT_DIR
+    python -m scripts.build_cheat_sheet OUT_DIR
 
 Writes OUT_DIR/cheat_sheet.html (the page) and OUT_DIR/cheat_sheet_a4.pdf,
 OUT_DIR/cheat_sheet_letter.pdf, printed by headless Chromium. Every number on
@@ -25,9 +25,9 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
+import attention_helpers as ah  # run as `python -m scripts.build_cheat_sheet`: the clone's own helpers
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the helpers from this clone, installed or not
-import attention_helpers as ah  # noqa: E402
 
 PAPER = {"a4": "A4", "letter": "letter"}
 
@@ -219,6 +219,6 @@ def build(out_dir: Path) -> dict[str, Path]:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python scripts/build_cheat_sheet.py OUT_DIR")
+        sys.exit("usage: python -m scripts.build_cheat_sheet OUT_DIR")
     for path in build(Path(sys.argv[1])).values():
         print(f"wrote {path}")

@@ -9,16 +9,15 @@ headless Chromium; without Chromium the PDF tests skip, saying so.
 
 import html
 import re
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from scripts import build_cheat_sheet
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_cheat_sheet  # noqa: E402
 
 pytestmark = pytest.mark.static
 
