@@ -8,6 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 import attention_helpers as ah
+from scripts import make_nbgrader_course as COURSE_MAKER
 from scripts import nbgrader_autograder as autograder
 from tools.notebooks import ROOT
 
@@ -168,7 +169,7 @@ def test_a_stub_that_would_go_ungraded_is_refused(course_maker, cells):
 
 # ---- the verdict of a hidden test, in this process ------------------------------------------
 
-REFERENCE = autograder.pack(
+REFERENCE = COURSE_MAKER.pack(
     "def my_softmax(S):\n    e = np.exp(S - S.max(axis=-1, keepdims=True))\n"
     "    return e / e.sum(axis=-1, keepdims=True)")
 CALL = "ah.checks.check_stable_softmax(my_softmax)"
@@ -183,6 +184,10 @@ def stable(S):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def test_a_packed_reference_unpacks_to_itself():
+    assert autograder.unpack(COURSE_MAKER.pack("x = 1  # é")) == "x = 1  # é"
+
+
 def test_the_verdict_passes_a_right_answer():
     autograder.verdict(namespace(stable), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
                        forbidden=["softmax"])
@@ -190,8 +195,10 @@ def test_the_verdict_passes_a_right_answer():
 
 def test_the_verdict_ignores_grading_switches_and_replaced_checkers(monkeypatch):
     monkeypatch.setenv("ATTENTION_GRADING", "0")
-    monkeypatch.setattr(ah.checks, "check_stable_softmax", lambda fn: ah.checks.Check(True, "right", "ok"))
-    monkeypatch.setattr(ah.checks.nb04, "check_stable_softmax", lambda fn: ah.checks.Check(True, "right", "ok"))
+    def passes(fn):
+        return ah.checks.Check(True, "right", "ok")
+    monkeypatch.setattr(ah.checks, "check_stable_softmax", passes)
+    monkeypatch.setattr(ah.checks.nb04, "check_stable_softmax", passes)
     monkeypatch.setattr(ah.checks.Check, "__bool__", lambda self: True)
     with ah.checks.grading(False), pytest.raises(AssertionError, match="Not yet: .*empty"):
         autograder.verdict(namespace(lambda S: None), ROOT, CALL, ["my_softmax"], reference=REFERENCE)
