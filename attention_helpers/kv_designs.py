@@ -5,7 +5,8 @@
   that mixes local and global layers, `window_stack_cache_bytes`.
 - Attention sinks: `attention_with_sinks` (one learned sink logit per head
   joins each softmax row and is dropped), and StreamingLLM's cache that keeps
-  the first tokens plus a window, `streaming_mask`.
+  the first tokens plus a window: `WindowKVCache(window, n_sink)`, whose mask
+  is `streaming_mask`.
 - Multi-head latent attention (MLA): `mla_weights`, `mla_cache`,
   `mla_attention` (plain, or with the up-projections absorbed), `mla_cache_bytes`.
 - Paged cache: `PagedKVCache` (a pool of fixed-size blocks and a block table
@@ -60,42 +61,53 @@ def sliding_window_mask(n, window) -> np.ndarray:
 
 
 class WindowKVCache:
-    """A KV cache that holds only the last `window` tokens, in a ring buffer.
+    """A KV cache that holds only the last `window` tokens, in a ring buffer, and
+    optionally the first `n_sink` tokens for good (StreamingLLM's attention sinks).
 
     Slot t % window holds token t: a new token overwrites the oldest one, so
-    the memory never grows past `window` rows however long the text gets.
-    `keys` and `values` come back oldest first; `positions` says whose they are.
+    the memory never grows past n_sink + window rows however long the text gets.
+    `keys` and `values` come back sinks first, then oldest first; `positions`
+    says whose they are.
     """
 
-    def __init__(self, window):
+    def __init__(self, window, n_sink=0):
         self.window = _positive_int("window", window)
-        self._k = self._v = None
+        if isinstance(n_sink, bool) or not isinstance(n_sink, (int, np.integer)) or n_sink < 0:
+            raise ValueError(f"n_sink must be a whole number ≥ 0, got {n_sink!r}")
+        self.n_sink = int(n_sink)
+        self._k = self._v = None          # rows 0 … n_sink − 1: the sinks; then the ring of `window` rows
         self.seen = 0  # tokens appended so far
 
     def append(self, k, v) -> None:
         """Add one token's key k [d_k] and value v [d_v]."""
         k, v = _array("k", k, ndim=1), _array("v", v, ndim=1)
         if self._k is None:
-            self._k, self._v = np.zeros((self.window, k.size)), np.zeros((self.window, v.size))
+            rows = self.n_sink + self.window
+            self._k, self._v = np.zeros((rows, k.size)), np.zeros((rows, v.size))
         if k.size != self._k.shape[1] or v.size != self._v.shape[1]:
             raise ValueError(f"the cache holds keys of size {self._k.shape[1]} and values of size "
                              f"{self._v.shape[1]}; got k {k.shape} and v {v.shape}")
-        slot = self.seen % self.window
+        t = self.seen
+        slot = t if t < self.n_sink else self.n_sink + (t - self.n_sink) % self.window
         self._k[slot], self._v[slot] = k, v
         self.seen += 1
 
     def __len__(self) -> int:
-        return min(self.seen, self.window)
+        return len(self.positions)
 
     @property
     def positions(self) -> np.ndarray:
-        """The positions of the cached tokens, oldest first."""
-        return np.arange(self.seen - len(self), self.seen)
+        """The positions of the cached tokens: the sinks, then the window, oldest first."""
+        sinks = np.arange(min(self.seen, self.n_sink))
+        recent = np.arange(max(self.n_sink, self.seen - self.window), self.seen)
+        return np.concatenate([sinks, recent]).astype(int)
 
     def _in_order(self, buffer):
         if buffer is None:
             return np.zeros((0, 0))
-        return buffer[self.positions % self.window]
+        p = self.positions
+        slots = np.where(p < self.n_sink, p, self.n_sink + (p - self.n_sink) % self.window)
+        return buffer[slots]
 
     @property
     def keys(self) -> np.ndarray:
@@ -111,7 +123,8 @@ class WindowKVCache:
         return 0 if self._k is None else self._k.nbytes + self._v.nbytes
 
     def __repr__(self) -> str:
-        return f"WindowKVCache(window={self.window}, holding positions {self.positions.tolist()})"
+        return (f"WindowKVCache(window={self.window}, n_sink={self.n_sink}, "
+                f"holding positions {self.positions.tolist()})")
 
 
 def window_stack_cache_bytes(n_layers, n_kv_heads, d_head, seq_len, window, local_per_global=5,

@@ -261,6 +261,7 @@ def test_quantized_bytes_by_hand():
     (lambda: kd.paged_attention(np.ones(3), kd.PagedKVCache(2, 2, 3, 3), "a"), ValueError,
      "no sequence 'a'"),
     (lambda: kd.streaming_mask(4, -1, 2), ValueError, "n_sink must be a whole number"),
+    (lambda: kd.WindowKVCache(2, n_sink=-1), ValueError, "n_sink must be a whole number"),
 ])
 def test_bad_input_raises_a_clear_error(call, error, fragment):
     with pytest.raises(error) as info:
@@ -271,3 +272,21 @@ def test_bad_input_raises_a_clear_error(call, error, fragment):
 def test_nothing_returns_nan_for_a_zero_row():
     q, scale = kd.quantize(np.zeros((2, 3)), 4)
     assert np.all(q == 0) and np.all(np.isfinite(scale))
+
+
+@pytest.mark.parametrize("n_sink, window", [(1, 2), (2, 3), (3, 1), (0, 4)])
+def test_streaming_cache_decodes_the_rows_of_the_streaming_mask(n_sink, window):
+    n = 9
+    Q, K, V = rng_qkv(n_sink + 10 * window, n, 2)
+    cache = kd.WindowKVCache(window, n_sink=n_sink)
+    for t in range(n):
+        cache.append(K[t], V[t])
+        kept = [j for j in range(t + 1) if j < n_sink or t - j < window]   # the definition
+        assert cache.positions.tolist() == kept
+        assert np.array_equal(cache.keys, K[kept]) and len(cache) == len(kept)
+        expected, _ = loop_attention(Q[t], K[kept].tolist(), V[kept].tolist())
+        got = ah.scaled_dot_product_attention(Q[t][None], cache.keys, cache.values)[0][0]
+        assert np.allclose(got, expected)
+    rows = ah.scaled_dot_product_attention(Q, K, V, mask=kd.streaming_mask(n, n_sink, window))[0]
+    assert np.allclose(rows[-1], got)
+    assert cache.nbytes == 2 * (n_sink + window) * 2 * 8
