@@ -19,7 +19,7 @@ reference answer goes in solutions/nbNN.py, under the name the notebook's stub
 binds.
 """
 
-from . import nb00, nb01, nb02, nb03, nb04, nb05, nb05b, nb06, nb07, nb08, nb09, nb10
+from . import nb00, nb01, nb02, nb03, nb04, nb05, nb05b, nb06, nb07, nb08, nb09, nb10, nb11
 from ._base import KINDS, Check, compare, grading, grading_on
 from .nb00 import check_add_positions, check_build_X, check_x_shape
 from .nb01 import check_key_entry, check_qkv, check_qkv_shapes
@@ -33,6 +33,7 @@ from .nb07 import check_rope, check_rotate_pair, check_same_score_position
 from .nb08 import check_block_params, check_pre_norm_block
 from .nb09 import check_causal_tiles, check_online_update
 from .nb10 import check_dV, check_softmax_backward, check_train_step
+from .nb11 import check_quantize_per_token, check_sink_attention, check_window_step
 
 __all__ = [
     "KINDS", "Check", "compare", "grading", "grading_on",
@@ -49,4 +50,5 @@ __all__ = [
     "check_block_params", "check_pre_norm_block",
     "check_causal_tiles", "check_online_update",
     "nb10", "check_softmax_backward", "check_dV", "check_train_step",
+    "nb11", "check_window_step", "check_sink_attention", "check_quantize_per_token",
 ]
