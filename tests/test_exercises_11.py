@@ -4,10 +4,8 @@ classic slip is recognised by its key (check.mistake), never by the hint's wordi
 import numpy as np
 import pytest
 
+import solutions.nb11 as sol
 from attention_helpers.checks import check_quantize_per_token, check_sink_attention, check_window_step
-from tools.notebooks import load_solutions
-
-sol = load_solutions("11")
 
 
 def failed(check, kind, mistake=None):

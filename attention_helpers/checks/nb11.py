@@ -16,12 +16,12 @@ _WINDOW = 3
 
 
 def _compare(answer, expected, *, name, mistakes, success=None) -> Check:
-    """`compare` with mistakes as [(key, hint, wrong array)]: a match is keyed by its short key."""
+    """`compare` with mistakes as a list [(key, hint, wrong array)], so that two slips
+    with different hints can share one key (a window one too long or one too short)."""
     check = compare(answer, expected, name=name, success=success,
-                    mistakes={hint: bad for _, hint, bad in mistakes})
+                    mistakes={str(i): (hint, bad) for i, (_, hint, bad) in enumerate(mistakes)})
     if check.kind == "mistake":
-        key = next(key for key, hint, _ in mistakes if hint == check.hint)
-        return wrong(check.hint, kind="mistake", mistake=key)
+        return wrong(check.hint, kind="mistake", mistake=mistakes[int(check.mistake)][0])
     return check
 
 
