@@ -66,6 +66,19 @@ def test_batch_and_heads_match_finite_differences():
     assert_matches_finite_differences(Q, K, V, dO, mask)
 
 
+def test_one_mask_row_for_every_query_matches_finite_differences():
+    """A padding-style mask of shape (1, n_k) applies to every query row, as in the forward pass."""
+    rng = np.random.default_rng(6)
+    Q, K, V, dO = random_case(rng, (3, 2), (4, 2), (4, 2))
+    mask = np.array([[True, True, False, True]])
+    assert_matches_finite_differences(Q, K, V, dO, mask)
+    _, dK, dV = ah.attention_backward(Q, K, V, dO, mask=mask)
+    assert np.allclose(dK[2], 0.0) and np.allclose(dV[2], 0.0)     # the hidden key gets nothing
+    everything = np.ones((3, 4), dtype=bool)
+    for a, b in zip(ah.attention_backward(Q, K, V, dO, mask=everything), ah.attention_backward(Q, K, V, dO)):
+        assert np.allclose(a, b)
+
+
 def test_broadcast_inputs_get_summed_gradients():
     """K and V shared by every head (no head dimension, or a dimension of 1): their gradient is the
     sum over the heads that read them, as finite differences on the shared array say."""
