@@ -26,7 +26,7 @@ from .core import (
     tiled_attention,
 )
 from .kv_designs import attention_with_sinks, sliding_window_mask
-from .plots import Bars, Heatmap, bar_chart, heatmap, vectors_2d
+from .plots import Bars, GroupedBars, Heatmap, bar_chart, grouped_bar_chart, heatmap, shared_scale, vectors_2d
 from .widgets import Panel, matrix_sliders
 
 __all__ = [
@@ -35,7 +35,8 @@ __all__ = [
     "multi_head_attention", "padding_mask",
     "positional_encoding", "project_qkv", "scaled_dot_product_attention",
     "self_attention", "softmax", "apply_rope", "tiled_attention",
-    "Bars", "Heatmap", "bar_chart", "heatmap", "vectors_2d",
+    "Bars", "GroupedBars", "Heatmap", "bar_chart", "grouped_bar_chart", "heatmap", "shared_scale",
+    "vectors_2d",
     "Panel", "matrix_sliders",
     "kv_designs", "attention_with_sinks", "sliding_window_mask",
     "backward", "tiny_model", "attention_backward",

@@ -1,37 +1,144 @@
-"""Fast redraws of a panel's figure: the drawing tricks behind Panel, in one place.
+"""Fast redraws of a panel's figure: the drawing tricks behind Panel(fast=True), in one place.
 
-    png(figure, moving, fresh=False) -> PNG bytes
+    drawer = Drawer(figure, charts)   # charts: the Heatmaps and Bars drawn in it
+    drawer.png() -> PNG bytes         # after each move's chart.update(...)
 
-gives the same picture as drawing the whole figure (tests/test_widgets.py
-checks it within a pixel), faster:
+gives the same picture as matplotlib's ordinary full draw of the figure
+(Panel(fast=False); tests/test_widgets.py checks it within a pixel), faster:
 
-- the parts that never move (axes, tick labels, titles, colour bars) are drawn
-  once and saved; a slider move puts the saved picture back and draws only the
-  `moving` artists over it (matplotlib's "blitting");
+- the layout is solved again only when what constrained layout measures
+  changed (the extent of a colour bar's labels, a legend appearing);
+- the parts that never move (axes, tick labels, titles) are drawn once and
+  saved; a slider move puts the saved picture back and draws only the moving
+  artists over it (matplotlib's "blitting");
 - a heatmap's cells are coloured by table lookup: which cell each pixel shows
   is learned once per layout (`_Cells`), so a move only looks up colours;
 - numbers are pasted from pictures typeset once (`_Stamps`);
-- the PNG is written without row filters at zlib level 1 (`_encode`).
+- the PNG is written without row filters at zlib level 1 (`_encode`);
+- `Later` sends the picture's text alternative once a slider rests, not per step.
 
-Pass fresh=True after changing anything outside `moving` (the layout, a title).
-The README's performance section says what each trick saves, and how it was measured.
+This is the one module that uses matplotlib's private API; tests/test_widgets.py
+lists every private name it relies on and fails, naming it, if one disappears.
+benchmarks/README.md says what each trick saves, and how it was measured.
 """
 
 from __future__ import annotations
 
 import contextlib
 import struct
+import threading
 import weakref
 import zlib
 
 import matplotlib as mpl
 import numpy as np
+from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.text import Text
 
-__all__ = ["png"]
+__all__ = ["Drawer", "Later", "png", "moving"]
+
+# Every private matplotlib name this module uses (tests/test_widgets.py checks each exists).
+PRIVATE_API = {
+    "matplotlib.axis.Axis": ["_update_ticks"],
+    "matplotlib.image.AxesImage": ["_set_gc_clip", "_get_scalar_alpha"],
+}
+
+
+class Drawer:
+    """The fast picture of one figure whose `charts` (Heatmaps, Bars) change from move to move."""
+
+    def __init__(self, figure, charts):
+        self.figure, self.charts = figure, [c for c in charts if c is not None]
+        self._solved = None  # what the layout was last solved for (see _measured)
+        self._settled = False  # True once solving again with the same _measured moves nothing
+        self._draws = self._draws_seen = 0  # full draws of the figure, by anyone (show_static, ...)
+        figure.canvas.mpl_connect("draw_event", self._count_draw)
+
+    def _count_draw(self, event):
+        self._draws += 1
+
+    def png(self, fresh=False) -> bytes:
+        """PNG bytes of the figure as a full draw (constrained layout as usual) would show it.
+
+        A full draw solves the layout once per draw. Solving it again changes nothing
+        once it has settled and nothing it measures has changed: only then is it skipped."""
+        figure = self.figure
+        measured = self._measured()
+        if fresh or not self._settled or measured != self._solved or self._draws != self._draws_seen:
+            before = _positions(figure)
+            engine = figure.get_layout_engine()
+            if engine is not None:
+                engine.execute(figure)
+            self._settled = _positions(figure) == before
+            picture = png(figure, moving(self.charts), fresh=True)
+            self._solved, self._draws_seen = self._measured(), self._draws
+            return picture
+        return png(figure, moving(self.charts))
+
+    def _measured(self) -> tuple:
+        """What changes from move to move among what constrained layout measures: the labels
+        beside each free colour bar and on each free value axis, and which legends show."""
+        found = []
+        for chart in self.charts:
+            if hasattr(chart, "image"):  # a Heatmap
+                found.append(chart.legend is not None and chart.legend.get_visible())
+                if chart.colorbar is not None and not chart.fixed_limits:
+                    found.append(_labels(chart.colorbar.ax.yaxis))
+            elif chart.value_range is None:  # Bars whose value axis follows the values
+                found.append(_labels(chart.ax.yaxis))
+        return tuple(found)
+
+
+def _labels(axis) -> tuple:
+    """The tick labels (and offset, "1e-9") an Axis shows at its present scale."""
+    return tuple(t.label1.get_text() + "|" + t.label2.get_text() for t in axis._update_ticks()) \
+        + (axis.offsetText.get_text(),)
+
+
+def _positions(figure) -> list:
+    """Where each Axes sits, to a millionth of the figure (solving again jitters by 1e-16)."""
+    return [tuple(np.round(ax.get_position(original=True).bounds, 6)) for ax in figure.axes]
+
+
+def moving(charts) -> list:
+    """What changes when the charts update, in matplotlib's drawing order: a heatmap's
+    cells, masked-cell hatching, frame and numbers, and its colour bar when its scale
+    follows the values; a bar chart's bars, frame and numbers (or the whole chart when its
+    value axis follows the values)."""
+    found = []
+    for chart in charts:
+        if hasattr(chart, "image"):  # a Heatmap
+            cells = [t for row in chart.texts for t in row]
+            found += [chart.image, chart.hatch, *chart.ax.spines.values(), *cells]
+            bar = chart.colorbar
+            if bar is not None and not chart.fixed_limits:
+                found += [bar.solids, bar.outline, bar.ax.yaxis]
+        elif chart.value_range is None:  # Bars whose value axis follows the values
+            found.append(chart.ax)
+        else:
+            found += [*chart.bars, *chart.ax.spines.values(), *chart.texts]
+    return found
+
+
+class Later:
+    """Call `function` once, `seconds` after the last of a burst of calls (a slider's drag)."""
+
+    def __init__(self, seconds, function):
+        self.seconds, self.function, self._timer = seconds, function, None
+
+    def __call__(self):
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self.seconds, self.function)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def cancel(self):
+        if self._timer is not None:
+            self._timer.cancel()
 
 _saved = weakref.WeakKeyDictionary()  # figure -> _Saved, or None when it must be drawn afresh
 
@@ -63,6 +170,8 @@ def png(figure, moving, fresh=False) -> bytes:
     for artist in moving:
         if isinstance(artist, Text):
             _STAMPS.paste(artist, canvas, saved.anchors)
+        elif isinstance(artist, Axis):
+            _draw_axis(artist, canvas)
         elif isinstance(artist, AxesImage) and artist.get_visible():
             if artist not in saved.cells:
                 saved.cells[artist] = _Cells.learn(artist, renderer)
@@ -73,6 +182,21 @@ def png(figure, moving, fresh=False) -> bytes:
         else:
             figure.draw_artist(artist)
     return _encode(np.asarray(canvas.buffer_rgba()), opaque=_opaque(figure))
+
+
+def _draw_axis(axis, canvas):
+    """Draw an Axis as Axis.draw does, its tick labels pasted (an offset text: Axis.draw itself)."""
+    ticks = axis._update_ticks()
+    if not axis.get_visible() or axis.offsetText.get_text() or axis.label.get_text():
+        return axis.figure.draw_artist(axis)
+    for tick in ticks:
+        if not tick.get_visible():
+            continue
+        for line in (tick.gridline, tick.tick1line, tick.tick2line):
+            if line.get_visible():
+                axis.figure.draw_artist(line)
+        for label in (tick.label1, tick.label2):
+            _STAMPS.paste(label, canvas)  # its place follows the axis' scale: not remembered
 
 
 class _Cells:
@@ -171,11 +295,12 @@ class _Stamps:
         alpha = crop[..., 3:]
         return 255 * crop[..., :3] * alpha + 0.5, 1 - alpha, cols[0] - x, rows[0] - (figure.bbox.height - y)
 
-    def paste(self, text, canvas, anchors):
+    def paste(self, text, canvas, anchors=None):
         """Paste `text`; `anchors` remembers where each text's position lands in this layout."""
         if not text.get_visible():
             return
         position = text.get_position()
+        anchors = {} if anchors is None else anchors
         anchor = anchors.get(text)
         if anchor is None or anchor[0] != position:
             style = (text.get_fontproperties(), text.get_horizontalalignment(),

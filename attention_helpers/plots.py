@@ -1,37 +1,34 @@
 """Heatmaps and small charts for the notebooks.
 
 Every function takes `ax=None` (draw into a new figure) or an Axes to draw
-into, and returns an object holding what it drew, with an `update(values)`
-method that changes the picture in place instead of building a new figure.
+into, and returns an object holding what it drew; heatmaps and bar charts
+have an `update(values)` method that changes the picture in place instead of
+building a new figure.
 
-Every picture can also say in words what it shows (its text alternative, for
-a screen reader or a page without images): `Heatmap.describe()`,
-`Bars.describe()`, and `describe(figure)` for a whole figure, including ones
-drawn with plain matplotlib. In IPython, a displayed figure carries its
-description as the image's "alt" metadata, which nbconvert's HTML writes into
-the <img alt="..."> attribute.
+Every picture can also say in words what it shows (its text alternative):
+`Heatmap.describe()`, `Bars.describe()`, and `describe(figure)` for a whole
+figure (see alt_text.py).
+
+    ah.heatmap(weights, tokens, tokens, probabilities=True, mask=ah.causal_mask(3))
+    ah.heatmap(A, **ah.shared_scale(A, B)); ah.heatmap(B, **ah.shared_scale(A, B))
+    ah.grouped_bar_chart({"T = 1": p1, "T = 2": p2}, tokens)
 """
 
 from __future__ import annotations
 
-import re
-import weakref
-
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib import rcParams
-from matplotlib.axes import Axes
-from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.markers import TICKRIGHT
-from matplotlib.ticker import MaxNLocator
-from matplotlib.transforms import offset_copy
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Patch
 
-__all__ = ["Heatmap", "Bars", "heatmap", "bar_chart", "vectors_2d", "describe", "set_description"]
+from .alt_text import axis_name, describe, join, plain, register, set_description
+
+__all__ = ["Heatmap", "Bars", "GroupedBars", "heatmap", "bar_chart", "grouped_bar_chart", "shared_scale",
+           "vectors_2d", "describe", "set_description"]
 
 CMAP = "viridis"  # perceptually uniform and readable with every common colour-vision deficiency
+ANNOTATION_SIZE = 10  # points: at the live panels' 72 dpi a number is 10 px high, at 100 dpi 14 px
+MASKED_COLOUR, HATCH_COLOUR = "#d9d9d9", "#6e6e6e"  # light grey, hatched: not a colour of the map
 
 
 def _number(value, fmt) -> str:
@@ -48,12 +45,33 @@ def _new_axes(ax, size):
     return ax
 
 
+def shared_scale(*matrices, symmetric=False) -> dict:
+    """{"vmin": lowest, "vmax": highest} finite value over all `matrices`: pass it to each
+    heatmap (ah.heatmap(A, **scale)) so that one colour means one value in all of them.
+    symmetric=True centres the scale on 0 (-m..m, m the largest |value|)."""
+    if not matrices:
+        raise ValueError("shared_scale needs at least one matrix")
+    values = np.concatenate([np.ravel(np.asarray(m, dtype=float)) for m in matrices])
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        raise ValueError("shared_scale needs at least one finite value, got none")
+    low, high = float(values.min()), float(values.max())
+    if symmetric:
+        low, high = -max(abs(low), abs(high)), max(abs(low), abs(high))
+    return {"vmin": low, "vmax": high if high > low else low + 1e-9}
+
+
 class Heatmap:
-    """A matrix drawn as coloured cells with its values written in them."""
+    """A matrix drawn as coloured cells with its values written in them.
+
+    Masked cells (where `mask` is False, as in ah.causal_mask: True = may attend,
+    or where a value is -inf or NaN) are hatched grey, left without a number,
+    and the legend says "masked": a weight of 0.00 and a masked cell look different.
+    """
 
     def __init__(self, ax, values, row_labels, col_labels, *, title=None,
                  xlabel="key (column)", ylabel="query (row)", probabilities=False,
-                 vmin=None, vmax=None, fmt=".2f", cmap=CMAP, colorbar=True):
+                 vmin=None, vmax=None, fmt=".2f", cmap=CMAP, colorbar=True, mask=None):
         values = np.asarray(values, dtype=float)
         if values.ndim != 2:
             raise ValueError(f"heatmap values must be 2-D [rows, columns], got shape {values.shape}")
@@ -65,14 +83,21 @@ class Heatmap:
                 f"heatmap values have shape {values.shape} but got {len(row_labels)} row labels "
                 f"and {len(col_labels)} column labels"
             )
-        self.ax, self.fmt, self.shape = ax, fmt, values.shape
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != bool or mask.shape != values.shape:
+                raise ValueError(f"mask must be a boolean array of the values' shape {values.shape} "
+                                 f"(True = shown), got {mask.dtype} of shape {mask.shape}")
+        if (vmin is None) != (vmax is None) or (vmin is not None and not vmin < vmax):
+            raise ValueError(f"vmin and vmax go together, with vmin < vmax; got vmin={vmin}, vmax={vmax}")
+        self.ax, self.fmt, self.shape, self.mask = ax, fmt, values.shape, mask
         self.row_labels, self.col_labels = row_labels, col_labels
-        _DRAWN[ax] = self  # so describe(figure) finds it
         # Probabilities always use the same 0..1 scale, so colours compare across pictures.
-        self.fixed_limits = probabilities or (vmin is not None and vmax is not None)
+        self.fixed_limits = probabilities or vmin is not None
         if probabilities:
             vmin, vmax = 0.0, 1.0
-        self.image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+        colours = plt.get_cmap(cmap).with_extremes(bad=MASKED_COLOUR)
+        self.image = ax.imshow(np.zeros(values.shape), cmap=colours, vmin=vmin, vmax=vmax, aspect="auto")
         ax.set_xticks(range(cols), col_labels)
         ax.set_yticks(range(rows), row_labels)
         ax.tick_params(length=0)
@@ -81,35 +106,14 @@ class Heatmap:
         if title:
             ax.set_title(title)
         # The numbers sit inside their cells, so layout need not measure them.
-        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=9, in_layout=False)
+        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=ANNOTATION_SIZE, in_layout=False)
                        for j in range(cols)] for i in range(rows)]
-        # The colour bar always shows the whole colour map (a fixed picture); update() only
-        # moves its ticks and labels (plain artists, cheap to redraw) to where the scale puts them.
-        self.colorbar = None
-        if colorbar:
-            whole_map = ScalarMappable(Normalize(0.0, 1.0), cmap=self.image.get_cmap())
-            self.colorbar = ax.figure.colorbar(whole_map, ax=ax, shrink=0.85, ticks=[])
-            bar = self.colorbar.ax
-            self.tick_marks = bar.add_artist(Line2D(
-                [], [], linestyle="none", marker=TICKRIGHT, markersize=rcParams["ytick.major.size"],
-                markeredgewidth=rcParams["ytick.major.width"], color=rcParams["ytick.color"],
-                transform=bar.transAxes, clip_on=False))
-            beside = offset_copy(bar.transAxes, ax.figure, units="points",
-                                 x=rcParams["ytick.major.size"] + rcParams["ytick.major.pad"])
-            colour = rcParams["ytick.labelcolor"]
-            colour = rcParams["ytick.color"] if colour == "inherit" else colour
-            self.tick_labels = [bar.text(1, 0, "", transform=beside, ha="left", va="center_baseline",
-                                         fontsize=rcParams["ytick.labelsize"], color=colour)
-                                for _ in range(10)]
+        self.hatch = ax.add_collection(PolyCollection(
+            [], facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0), autolim=False)
+        self.legend = None  # made when a cell is first masked
+        self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85) if colorbar else None
+        register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.update(values)
-
-    @property
-    def moving(self) -> list:
-        """What update() changes, in drawing order: the cells, the frame drawn over
-        their edges, the numbers, and the colour bar when its scale follows the values."""
-        cells = [self.image, *self.ax.spines.values(), *(t for row in self.texts for t in row)]
-        ticks = [self.tick_marks, *self.tick_labels] if self.colorbar and not self.fixed_limits else []
-        return cells + ticks
 
     @property
     def limits(self) -> tuple[float, float]:
@@ -117,105 +121,82 @@ class Heatmap:
         lo, hi = self.image.get_clim()
         return float(lo), float(hi)
 
-    def colour_bar_ticks(self, low: float, high: float) -> tuple[list, list]:
-        """Where the colour bar's ticks go for the scale low..high (0..1 along the bar), and their
-        labels: round steps, with at most TICK_DECIMALS decimals (so a label is never longer than
-        the widest_tick_label of its scale)."""
-        finest = 10.0 ** -TICK_DECIMALS
-        if high - low < 2 * finest:  # (nearly) one value: one label, in the middle
-            middle = round((low + high) / 2, TICK_DECIMALS)
-            return [0.5], [_minus(f"{middle + 0.0:.{TICK_DECIMALS}f}".rstrip("0").rstrip("."))]
-        values = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
-        if values[1] - values[0] < finest:  # finer than the decimals show: 0.01 apart
-            values = finest * np.arange(np.ceil(low / finest), np.floor(high / finest) + 1)
-        values = [v for v in values if low - 1e-9 * abs(low) <= v <= high + 1e-9 * abs(high)]
-        decimals = next(d for d in range(TICK_DECIMALS + 1)
-                        if all(abs(round(v, d) - v) <= 1e-9 * max(1.0, abs(v)) for v in values)
-                        or d == TICK_DECIMALS)
-        labels = [_minus(f"{v + 0.0:.{decimals}f}") for v in np.round(values, decimals)]
-        return [(v - low) / (high - low) for v in values], labels
-
-    def label_colour_bar(self, low: float, high: float) -> None:
-        """Put the colour bar's ticks and labels where the scale low..high puts them."""
-        positions, labels = self.colour_bar_ticks(low, high)
-        self.tick_marks.set_data([1.0] * len(positions), positions)
-        for k, text in enumerate(self.tick_labels):
-            text.set_visible(k < len(labels))
-            if k < len(labels):
-                text.set_position((1, positions[k]))
-                text.set_text(labels[k])
-
-    def fix_limits(self, low: float, high: float) -> None:
-        """Fix the colour scale to low..high: later updates keep it (and the layout) still."""
-        if not low <= high:
-            raise ValueError(f"fix_limits needs low <= high, got low={low}, high={high}")
-        self.fixed_limits = True
-        self.image.set_clim(low, high if high > low else low + 1e-9)
-        self.update(self.image.get_array())
+    @property
+    def masked(self) -> np.ndarray:
+        """True for each cell drawn as masked."""
+        return np.isnan(np.asarray(self.image.get_array().filled(np.nan), dtype=float))
 
     def update(self, values) -> None:
-        """Redraw with new values of the same shape (no new figure, no new artists)."""
+        """Redraw with new values of the same shape (no new figure)."""
         values = np.asarray(values, dtype=float)
         if values.shape != self.shape:
             raise ValueError(f"update needs values of shape {self.shape}, got {values.shape}")
-        self.image.set_data(values)
+        if np.isposinf(values).any():
+            raise ValueError("heatmap values must be finite, or -inf / NaN for a masked cell; got +inf")
+        masked = ~np.isfinite(values) if self.mask is None else ~self.mask | ~np.isfinite(values)
+        shown = np.where(masked, np.nan, values)
+        self.image.set_data(shown)
         if not self.fixed_limits:
-            lo, hi = float(values.min()), float(values.max())
+            lo, hi = (float(np.nanmin(shown)), float(np.nanmax(shown))) if not masked.all() else (0.0, 1.0)
             self.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
-        if self.colorbar:
-            self.label_colour_bar(*self.limits)
         # dark text on the light (yellow) end of viridis, white on the dark end
-        light = np.asarray(self.image.norm(values)) > 0.55
+        light = np.asarray(self.image.norm(np.nan_to_num(shown))) > 0.55
         for (i, j), v in np.ndenumerate(values):
             text, colour = self.texts[i][j], "black" if light[i, j] else "white"
-            text.set_text(_number(v, self.fmt))
+            text.set_text("" if masked[i, j] else _number(v, self.fmt))
             if text.get_color() != colour:  # set_color checks its argument: skip it when nothing changes
                 text.set_color(colour)
+        self.hatch.set_verts([[(j - 0.5, i - 0.5), (j + 0.5, i - 0.5), (j + 0.5, i + 0.5), (j - 0.5, i + 0.5)]
+                              for i, j in zip(*np.nonzero(masked))])
+        if masked.any() and self.legend is None:
+            key = Patch(facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0,
+                        label="masked")
+            # under the colour bar (or beside the cells' low corner): where nothing else is drawn
+            holder = self.colorbar.ax if self.colorbar else self.ax
+            self.legend = holder.legend(handles=[key], loc="upper left",
+                                        bbox_to_anchor=(1.0 if holder is self.ax else 0.0, 0.0),
+                                        fontsize=ANNOTATION_SIZE, frameon=False, handlelength=1.4,
+                                        borderaxespad=0.2, handletextpad=0.4)
+        if self.legend is not None:
+            self.legend.set_visible(bool(masked.any()))
 
     def describe(self) -> str:
         """Say in words what the heatmap shows, with the numbers printed in its cells."""
-        values = np.asarray(self.image.get_array(), dtype=float)
+        values = np.asarray(self.image.get_array().filled(np.nan), dtype=float)
+        masked = np.isnan(values)
         rows, cols = values.shape
-        name = f"Heatmap {_plain(self.ax.get_title())!r}" if self.ax.get_title() else "Heatmap"
-        text = (f"{name}, {rows} × {cols}: rows = {_axis_name(self.ax.get_ylabel())}: "
-                f"{_join(self.row_labels)}; columns = {_axis_name(self.ax.get_xlabel())}: "
-                f"{_join(self.col_labels)}. ")
-        cell = [[format(v, self.fmt) for v in row] for row in values]
+        name = f"Heatmap {plain(self.ax.get_title())!r}" if self.ax.get_title() else "Heatmap"
+        text = (f"{name}, {rows} × {cols}: rows = {axis_name(self.ax.get_ylabel())}: "
+                f"{join(self.row_labels)}; columns = {axis_name(self.ax.get_xlabel())}: "
+                f"{join(self.col_labels)}. ")
+        cell = [[self.texts[i][j].get_text() or "masked" for j in range(cols)] for i in range(rows)]
         if rows * cols <= 16:  # small enough to read out every number
             return text + "; ".join(f"row {label}: {', '.join(cell[i])}"
                                     for i, label in enumerate(self.row_labels)) + "."
-        low = np.unravel_index(values.argmin(), values.shape)
-        high = np.unravel_index(values.argmax(), values.shape)
-        largest = [f"{label} at {self.col_labels[values[i].argmax()]} {cell[i][values[i].argmax()]}"
-                   for i, label in enumerate(self.row_labels[:8])]
         more = f" (first 8 of {rows} rows)" if rows > 8 else ""
-        return (text + f"Values from {cell[low[0]][low[1]]} to {cell[high[0]][high[1]]}. "
+        count = f"{int(masked.sum())} of {rows * cols} cells masked. " if masked.any() else ""
+        if masked.all():
+            return text + count
+        shown = np.where(masked, -np.inf, values)
+        low = np.unravel_index(np.where(masked, np.inf, values).argmin(), values.shape)
+        high = np.unravel_index(shown.argmax(), values.shape)
+        largest = [f"{label} at {self.col_labels[shown[i].argmax()]} {cell[i][shown[i].argmax()]}"
+                   for i, label in enumerate(self.row_labels[:8]) if not masked[i].all()]
+        return (text + count + f"Values from {cell[low[0]][low[1]]} to {cell[high[0]][high[1]]}. "
                 f"Largest in each row{more}: " + "; ".join(largest) + ".")
 
     def __repr__(self) -> str:
         return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
 
 
-TICK_DECIMALS = 2  # colour-bar labels: 0.25, 1.5, 20
-
-
-def widest_tick_label(low: float, high: float) -> str:
-    """A label at least as wide as any colour-bar label of a scale within low..high
-    (digits are all equally wide): the sign, every integer digit, and the decimals."""
-    digits = len(str(int(max(abs(low), abs(high)))))
-    return _minus("-" + "8" * digits + "." + "8" * TICK_DECIMALS)
-
-
-def _minus(text: str) -> str:
-    return text.replace("-", "\N{MINUS SIGN}")  # the typographic minus, as matplotlib writes it
-
-
 def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> Heatmap:
     """Draw a matrix as a labelled, annotated heatmap; returns a Heatmap.
 
     By default rows are queries and columns are keys. Pass `probabilities=True`
-    for attention weights (colour scale fixed to 0..1), or `xlabel`/`ylabel`
-    for other matrices (for example X, whose columns are embedding dimensions).
+    for attention weights (colour scale fixed to 0..1), `vmin`/`vmax` for a scale
+    of your own (**shared_scale(A, B) gives two heatmaps one scale), `mask`
+    (True = may attend) to draw masked cells hatched, or `xlabel`/`ylabel` for other
+    matrices (for example X, whose columns are embedding dimensions).
     """
     values = np.asarray(values, dtype=float)
     size = (1.6 + 0.75 * values.shape[1], 1.0 + 0.55 * values.shape[0]) if values.ndim == 2 else None
@@ -224,10 +205,10 @@ def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> 
 
 
 class Bars:
-    """A bar chart with its values written on the bars."""
+    """A bar chart with its values written on the bars (value_labels=False: without)."""
 
     def __init__(self, ax, values, labels, *, title=None, xlabel=None, ylabel="probability",
-                 probabilities=True, value_range=None, fmt=".2f", color="#3b528b"):
+                 probabilities=True, value_range=None, fmt=".2f", color="#3b528b", value_labels=True):
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or len(labels) != len(values):
             raise ValueError(
@@ -237,7 +218,7 @@ class Bars:
         self.ax, self.fmt, self.probabilities = ax, fmt, probabilities
         self.value_range = (0.0, 1.0) if probabilities else value_range  # None: the axis follows the values
         self.labels = list(labels)
-        _DRAWN[ax] = self  # so describe(figure) finds it
+        register(ax, self)
         self.bars = ax.bar(range(len(values)), values, color=color)
         ax.set_xticks(range(len(values)), list(labels))
         if xlabel:
@@ -247,17 +228,9 @@ class Bars:
             ax.set_title(title)
         if self.value_range is not None:
             self.fix_limits(*self.value_range)
-        self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=9, in_layout=False)
-                      for i in range(len(values))]
+        self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=ANNOTATION_SIZE, in_layout=False,
+                              visible=value_labels) for i in range(len(values))]
         self.update(values)
-
-    @property
-    def moving(self) -> list:
-        """What update() changes, in drawing order: the bars, the frame drawn over
-        their bases, the numbers, and the whole chart when its value axis follows the values."""
-        if self.value_range is None:
-            return [self.ax]
-        return [*self.bars, *self.ax.spines.values(), *self.texts]
 
     @property
     def limits(self) -> tuple[float, float]:
@@ -284,10 +257,10 @@ class Bars:
 
     def describe(self) -> str:
         """Say in words what the bar chart shows, with the number on each bar."""
-        name = f"Bar chart {_plain(self.ax.get_title())!r}" if self.ax.get_title() else "Bar chart"
-        axis = _plain(self.ax.get_xlabel())
-        heights = [format(bar.get_height(), self.fmt) for bar in self.bars]
-        return (f"{name} of {_plain(self.ax.get_ylabel())}" + (f" per {axis}" if axis else "") + ": "
+        name = f"Bar chart {plain(self.ax.get_title())!r}" if self.ax.get_title() else "Bar chart"
+        axis = plain(self.ax.get_xlabel())
+        heights = [_number(bar.get_height(), self.fmt) for bar in self.bars]
+        return (f"{name} of {plain(self.ax.get_ylabel())}" + (f" per {axis}" if axis else "") + ": "
                 + ", ".join(f"{' '.join(str(label).split())} {h}" for label, h in zip(self.labels, heights))
                 + ".")
 
@@ -304,6 +277,60 @@ def bar_chart(values, labels, *, ax=None, **options) -> Bars:
     """Draw one bar per label with its value on top; returns a Bars."""
     ax = _new_axes(ax, (1.5 + 0.6 * len(labels), 2.8))
     return Bars(ax, values, labels, **options)
+
+
+class GroupedBars:
+    """Several series of bars side by side, one group per label, with a legend."""
+
+    def __init__(self, ax, series, labels, *, title=None, xlabel=None, ylabel="probability",
+                 fmt=".2f", colors=None, value_labels=True, log=False):
+        self.ax, self.fmt, self.labels = ax, fmt, list(labels)
+        self.series = {str(name): np.asarray(v, dtype=float) for name, v in dict(series).items()}
+        for name, values in self.series.items():
+            if values.shape != (len(self.labels),):
+                raise ValueError(f"grouped_bar_chart: series {name!r} needs one value per label "
+                                 f"({len(self.labels)}), got shape {values.shape}")
+        if not self.series:
+            raise ValueError("grouped_bar_chart needs at least one series")
+        register(ax, self)
+        k = len(self.series)
+        width = 0.8 / k
+        palette = colors or plt.get_cmap(CMAP)(np.linspace(0.0, 0.85, k))
+        self.bars, self.texts = {}, []
+        for s, (name, values) in enumerate(self.series.items()):
+            where = np.arange(len(self.labels)) + width * (s - (k - 1) / 2)
+            self.bars[name] = ax.bar(where, values, width, color=palette[s], label=name)
+            if value_labels:
+                self.texts += [ax.text(x, v, _number(v, fmt), ha="center", va="bottom",
+                                       fontsize=ANNOTATION_SIZE) for x, v in zip(where, values)]
+        if log:
+            ax.set_yscale("log")
+        ax.set_xticks(range(len(self.labels)), self.labels)
+        if xlabel:
+            ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        ax.margins(y=0.15)  # room above the tallest bar for its number
+        ax.legend(fontsize=ANNOTATION_SIZE)
+
+    def describe(self) -> str:
+        """Say in words what the chart shows: each series' value per label, as written on the bars."""
+        title = plain(self.ax.get_title())
+        name = f"Grouped bar chart {title!r}" if title else "Grouped bar chart"
+        axis = plain(self.ax.get_xlabel())
+        each = [f"{series}: " + ", ".join(f"{' '.join(str(label).split())} {_number(v, self.fmt)}"
+                                          for label, v in zip(self.labels, values))
+                for series, values in self.series.items()]
+        return f"{name} of {plain(self.ax.get_ylabel())}" + (f" per {axis}" if axis else "") + ". " \
+            + "; ".join(each) + "."
+
+
+def grouped_bar_chart(series: dict, labels, *, ax=None, **options) -> GroupedBars:
+    """Draw each series ({name: one value per label}) as bars side by side, with its value
+    on each bar (value_labels=False: without) and a legend; log=True for a log value axis."""
+    ax = _new_axes(ax, (1.5 + 0.35 * len(labels) * (1 + len(series)), 3.0))
+    return GroupedBars(ax, series, labels, **options)
 
 
 def vectors_2d(vectors: dict, *, ax=None, title=None, colors=None):
@@ -331,148 +358,3 @@ def vectors_2d(vectors: dict, *, ax=None, title=None, colors=None):
     name = f"Arrows {title!r}" if title else "Arrows"
     set_description(ax, f"{name} from the origin: {ends}.")
     return ax
-
-
-# ---- text alternatives -----------------------------------------------------
-
-_DRAWN = weakref.WeakKeyDictionary()  # Axes -> the Heatmap or Bars drawn into it
-_GIVEN = weakref.WeakKeyDictionary()  # Figure or Axes -> a description written by hand
-
-
-def set_description(target, text: str) -> None:
-    """Give a Figure or an Axes a description written by hand (for drawings
-    whose meaning the data alone does not carry, such as a diagram)."""
-    if not isinstance(target, (Figure, Axes)):
-        raise TypeError(f"set_description needs a matplotlib Figure or Axes, got {type(target).__name__}")
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("set_description needs a non-empty text")
-    _GIVEN[target] = text.strip()
-
-
-def describe(target) -> str:
-    """A short text alternative for a Figure, an Axes, a Heatmap or a Bars.
-
-    A figure is described panel by panel; a panel drawn by heatmap() or
-    bar_chart() describes itself, one drawn with plain matplotlib is described
-    from what it holds (title, axes, labelled lines and bars, their ranges).
-    """
-    if isinstance(target, (Heatmap, Bars)):
-        return target.describe()
-    if isinstance(target, Axes):
-        if target in _GIVEN:
-            return _GIVEN[target]
-        return _DRAWN[target].describe() if target in _DRAWN else _describe_axes(target)
-    if not isinstance(target, Figure):
-        raise TypeError(f"describe needs a Figure, an Axes, a Heatmap or a Bars, got {type(target).__name__}")
-    if target in _GIVEN:
-        return _GIVEN[target]
-    drawn = [_DRAWN.get(ax) for ax in target.axes]  # this figure's only: another thread may be drawing more
-    colorbars = {id(p.colorbar.ax) for p in drawn if isinstance(p, Heatmap) and p.colorbar}
-    panels = [ax for ax in target.axes if id(ax) not in colorbars and ax.get_visible()]
-    if len(panels) == 1:
-        return describe(panels[0])
-    return f"Figure with {len(panels)} panels. " + " ".join(
-        f"Panel {k} of {len(panels)}: {describe(ax)}" for k, ax in enumerate(panels, 1))
-
-
-def _describe_axes(ax) -> str:
-    """Describe a panel drawn with plain matplotlib from the artists it holds."""
-    title = _plain(ax.get_title())
-    parts = [f"Chart {title!r}" if title else "Chart"]
-    xlabel, ylabel = _plain(ax.get_xlabel()), _plain(ax.get_ylabel())
-    if xlabel or ylabel:
-        scale = {axis: f" ({s} scale)" if s != "linear" else "" for axis, s in
-                 (("x", ax.get_xscale()), ("y", ax.get_yscale()))}
-        parts.append(f"x axis: {xlabel or 'unlabelled'}{scale['x']}, "
-                     f"y axis: {ylabel or 'unlabelled'}{scale['y']}")
-    ticks = [t.get_text() for t in ax.get_xticklabels()]
-    for container in ax.containers:
-        heights = [bar.get_height() for bar in container]
-        names = [_near_tick(ax, bar.get_x() + bar.get_width() / 2, ticks) for bar in container]
-        label = container.get_label()
-        parts.append(("bars" if label.startswith("_") else f"bars {_plain(label)!r}") + ": "
-                     + ", ".join(f"{n} {h:.3g}" for n, h in zip(names, heights)))
-    unlabelled = 0
-    for line in ax.get_lines():
-        label = line.get_label()
-        x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
-        if label.startswith("_") or len(x) == 0:
-            unlabelled += 1
-            continue
-        parts.append(f"{_plain(label)!r}: {len(x)} points, at x = {x[0]:.4g} y = {y[0]:.3g}, "
-                     f"at x = {x[-1]:.4g} y = {y[-1]:.3g}, y from {np.nanmin(y):.3g} to {np.nanmax(y):.3g}")
-    if unlabelled:
-        parts.append(f"{unlabelled} unlabelled line{'s' if unlabelled > 1 else ''}")
-    points = np.concatenate([np.asarray(c.get_offsets(), float).reshape(-1, 2) for c in ax.collections]
-                            or [np.zeros((0, 2))])
-    if len(points):
-        rows = {round(float(y), 6): t.get_text() for y, t in zip(ax.get_yticks(), ax.get_yticklabels())}
-        names = [rows.get(round(float(y), 6)) for y in points[:, 1]]
-        if all(names):  # each marker sits on a labelled row: count them per row
-            parts.append(", ".join(f"{names.count(n)} markers on {n}" for n in dict.fromkeys(names)))
-        else:
-            parts.append(f"{len(points)} markers")
-    if not ax.containers and not any(not line.get_label().startswith("_") for line in ax.get_lines()):
-        words = list(dict.fromkeys(t.get_text().strip() for t in ax.texts if t.get_text().strip()))
-        if words:
-            parts.append("texts: " + _join(words, 12))
-    return "; ".join(parts) + "."
-
-
-def _near_tick(ax, x, ticks):
-    """The label of the x tick nearest to position x (within half a tick spacing), or x itself."""
-    positions = np.asarray(ax.get_xticks(), dtype=float)
-    if len(positions) and len(positions) == len(ticks):
-        k = int(np.abs(positions - x).argmin())
-        spacing = np.diff(np.sort(positions)).min() if len(positions) > 1 else 1.0
-        if abs(positions[k] - x) < spacing / 2 and ticks[k]:
-            return ticks[k]
-    return f"{x:g}"
-
-
-def _join(labels, at_most=10) -> str:
-    labels = [" ".join(str(label).split()) for label in labels]
-    more = len(labels) - at_most
-    return ", ".join(labels[:at_most]) + (f" and {more} more" if more > 0 else "")
-
-
-def _axis_name(label: str) -> str:
-    """ "query (row)" -> "query": the description says rows and columns itself."""
-    return re.sub(r"\s*\((row|column)\)\s*$", "", _plain(label)) or "unlabelled"
-
-
-_TEX = [(r"\^\{?\\top\}?", "ᵀ"), (r"\\sqrt", "√"), (r"\s*\\cdot\s*", "·"), (r"\\(left|right|!|,)", ""),
-        (r"[${}]", ""), (r"\\", "")]
-
-
-def _plain(text: str) -> str:
-    """A label without the TeX markup a screen reader would spell out ($d_k$ -> d_k)."""
-    for tex, plain in _TEX:
-        text = re.sub(tex, plain, text)
-    return text.strip()
-
-
-def _figure_bundle(figure):
-    """IPython display hook: no data of its own, only the figure's description as
-    the "alt" of the PNG the inline backend draws (its default format)."""
-    return {}, {"image/png": {"alt": describe(figure)}}
-
-
-def _register_alt_text() -> None:
-    """In IPython, attach every displayed figure's description to its image.
-
-    The inline backend registers its own image formatters for Figure (and
-    re-registers them whenever it is configured), so the description goes
-    through the mime-bundle formatter, which that leaves alone; IPython merges
-    its metadata with the image the inline backend draws.
-    """
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is not None:
-        shell.display_formatter.mimebundle_formatter.for_type(Figure, _figure_bundle)
-
-
-_register_alt_text()

@@ -7,22 +7,20 @@ next to heatmaps and bar charts that redraw on every move.
 
 A slider move: read the sliders -> compute -> update the views -> show the picture.
 
-The layout is solved once, so a move only redraws what moved: a bar chart
-keeps one value axis, fixed at the start to cover every value the sliders
-reach at their ends (so bars can be compared from move to move); a heatmap's
-colour scale follows its values (for contrast), with room kept beside its
-colour bar for the widest label the values at those ends can give. A value
-beyond the axis, or with more digits, widens it and solves the layout again:
-nothing is clipped. The picture comes from _fastdraw.png, which redraws only
-what moved (tested equal to a full draw in tests/test_widgets.py). Under it,
-the picture in words (for a screen reader) follows once the slider has rested
-for DESCRIBE_AFTER seconds, rather than with every step of a drag.
+A bar chart keeps one value axis, fixed at the start to cover every value the
+sliders reach at their ends, so bars can be compared from move to move (a value
+beyond it widens it); a heatmap's colour scale follows its values, for contrast.
+
+The picture: with fast=False, matplotlib draws the whole figure (print_png); by
+default _fastdraw redraws only what moved, which tests/test_widgets.py checks
+gives the same picture within a pixel.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import io
 import threading
 
 import ipywidgets as W
@@ -33,7 +31,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from . import _fastdraw
-from .plots import Bars, Heatmap, describe, widest_tick_label
+from .alt_text import describe
+from .plots import Bars, Heatmap
 
 __all__ = ["Panel", "matrix_sliders"]
 
@@ -43,7 +42,7 @@ __all__ = ["Panel", "matrix_sliders"]
 # ipywidgets 7's page (Colab's) turns a long address into a string with too many
 # arguments for one function call, so it gets the bytes.
 _DATA_ADDRESS = int(W.__version__.split(".")[0]) >= 8
-DESCRIBE_AFTER = 0.25  # s: after a slider move, the text alternative follows once the slider rests this long
+DESCRIBE_AFTER = 0.25  # s: fast panels describe the picture once a slider rests this long, not per step
 
 
 def matrix_sliders(name, matrix, value_range=(-2.0, 2.0), step=0.1):
@@ -80,10 +79,12 @@ class Panel:
         col_labels, labels, title, probabilities, xlabel, ylabel, fmt, ...).
     weights: {name: initial matrix}, shown as a grid of sliders each.
     controls: {name: ipywidgets slider}, for d_k, temperature and the like.
+    fast: False draws every move with matplotlib's ordinary full draw (slower, the
+        same picture); True (the default) redraws only what moved (see _fastdraw).
     """
 
     def __init__(self, compute, views, *, weights=None, controls=None,
-                 value_range=(-2.0, 2.0), step=0.1, figsize=None, dpi=72):
+                 value_range=(-2.0, 2.0), step=0.1, figsize=None, dpi=72, fast=True):
         self.compute, self.views, self.dpi = compute, list(views), dpi
         for view in self.views:
             if view.get("kind") not in ("heatmap", "bars", "text"):
@@ -108,13 +109,12 @@ class Panel:
         results = self._results()
         self.artists = [_make_view(view, next(axes), result) if view["kind"] != "text" else None
                         for view, result in zip(self.views, results)]
-        extremes = self._extreme_results()
-        self._fix_scales(extremes)  # bar charts: one value axis over the sliders' ends
-        self._widest = self._widest_labels(extremes)  # heatmaps: room for the widest colour-bar labels
-        self._moving = [a for artist in self.artists if artist is not None for a in artist.moving]
-        # The panel solves its layout itself (see _solve_layout); any other draw keeps it.
-        self._layout = self.figure.get_layout_engine()
-        self.figure.set_layout_engine("none")
+        if any(isinstance(a, Bars) and not a.probabilities for a in self.artists):
+            self._fix_value_axes(self._results_at_the_ends())
+        # Constrained layout measures the figure as last drawn: one draw first settles the layout.
+        self.figure.canvas.draw()
+        self.fast = fast
+        self._drawer = _fastdraw.Drawer(self.figure, self.artists) if fast else None
 
         # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
         self.image = W.Image(format="url" if _DATA_ADDRESS else "png",
@@ -122,7 +122,7 @@ class Panel:
         self.png = b""  # the picture shown now, as PNG bytes
         self.readout = W.HTML()
         self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
-        self._describer = None  # while a slider moves: a timer that describes the picture once it rests
+        self._describe_later = _fastdraw.Later(DESCRIBE_AFTER, self._describe) if fast else None
         self._holding = False
         self._shown = None  # the slider values of the picture shown
         # In JupyterLab 4.6 with ipykernel 7, slider callbacks run (by default) in a
@@ -130,7 +130,7 @@ class Panel:
         # NumPy's print options belong to a thread, so the callback borrows these.
         self._lock = threading.RLock()
         self._printoptions = np.get_printoptions()
-        self._show(results, relayout=True)
+        self._show(results)
         for slider in self.sliders.values():
             slider.observe(self._on_change, names="value")
         self.widget = W.VBox([self._controls_box(), self.image, self.readout, self.described])
@@ -188,27 +188,20 @@ class Panel:
             raise ValueError(f"compute returned {len(results)} results for {len(self.views)} views")
         return results
 
-    def _show(self, results, relayout=False, describe_now=True):
-        relayout = self._fix_scales([results]) or relayout  # a value beyond a bar axis widens it
+    def _show(self, results, moving=False, fresh=False):
+        self._fix_value_axes([results])  # a value beyond a bar chart's axis widens it
         for artist, result in zip(self.artists, results):
             if artist is not None:
                 artist.update(result)
-        relayout = self._widen_label_room() or relayout
-        if relayout:
-            self._solve_layout()
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
-        self.png = _fastdraw.png(self.figure, self._moving, fresh=relayout)
+        self.png = self._drawer.png(fresh) if self.fast else _full_draw(self.figure)
         self.image.value = _address(self.png) if _DATA_ADDRESS else self.png
         self._shown = self.values()  # the values `results` came from (the lock holds them still)
-        if describe_now:
+        if moving and self.fast:
+            self._describe_later()  # one message fewer per move while a slider is dragged
+        else:
             self._describe()
-        else:  # a slider move: one message fewer per move while it is dragged
-            if self._describer is not None:
-                self._describer.cancel()
-            self._describer = threading.Timer(DESCRIBE_AFTER, self._describe)
-            self._describer.daemon = True
-            self._describer.start()
 
     def _describe(self) -> None:
         """The picture in words, under it (an ipywidgets 8.1 Image can carry neither alt
@@ -223,7 +216,7 @@ class Panel:
                 return  # e.g. a slider clamped by another's observer: one move, drawn once
             try:
                 with np.printoptions(**self._printoptions):
-                    self._show(self._results(), describe_now=False)
+                    self._show(self._results(), moving=True)
             except Exception as err:
                 self._shown = None  # whatever comes next is drawn, and clears this message
                 # Shown under the picture: the kernel's log is where a learner never looks.
@@ -231,21 +224,29 @@ class Panel:
                                       f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>")
                 raise
 
+    def full_draw_png(self) -> bytes:
+        """The picture matplotlib's ordinary full draw gives in the present layout (what
+        fast=False shows): for checking the fast picture, `png`, against."""
+        with self._lock:
+            engine = self.figure.get_layout_engine()
+            self.figure.set_layout_engine("none")
+            try:
+                return _full_draw(self.figure)
+            finally:
+                self.figure.set_layout_engine(engine)
+
     def redraw(self) -> None:
         """Recompute and draw everything (call it after changing the figure yourself)."""
         with self._lock:
-            self._show(self._results(), relayout=True)
+            self._show(self._results(), fresh=True)
 
-    # ---- scales -----------------------------------------------------------
-    def _extreme_results(self) -> list:
-        """compute's results at the sliders' ends: at the start values, with each slider
-        alone at either end, with all at their low or all at their high ends, and at 32
-        random mixes of ends (seeded). Products of weights are largest at such corners."""
+    # ---- bar charts: one value axis over the sliders' ends ------------------
+    def _results_at_the_ends(self) -> list:
+        """compute's results at the start values, with each slider alone at either end, and
+        with all at their low or all at their high ends: where bars are tallest, most often."""
         ends = {key: _ends(s) for key, s in self.sliders.items()}
-        rng = np.random.default_rng(0)
         settings = ([{}] + [{key: end} for key in ends for end in ends[key]]
-                    + [{key: e[0] for key, e in ends.items()}, {key: e[-1] for key, e in ends.items()}]
-                    + [{key: e[rng.integers(len(e))] for key, e in ends.items()} for _ in range(32)])
+                    + [{key: e[0] for key, e in ends.items()}, {key: e[-1] for key, e in ends.items()}])
         found = []
         for setting in settings:
             try:
@@ -254,45 +255,14 @@ class Panel:
                 continue
         return found
 
-    def _fix_scales(self, many_results) -> bool:
-        """Fix (or widen) each bar chart's value axis to cover `many_results`; True if one changed."""
-        changed = False
-        for k, artist in enumerate(self.artists):
-            if not isinstance(artist, Bars) or artist.probabilities:
-                continue
-            lo, hi = artist.value_range or (np.inf, -np.inf)
-            low, high = _value_range(*(r[k] for r in many_results))
-            if low < lo or high > hi:
-                artist.fix_limits(min(lo, low), max(hi, high))
-                changed = True
-        return changed
-
-    def _widest_labels(self, many_results) -> dict:
-        """For each free colour bar: a label as wide as any its scale can give over `many_results`."""
-        widest = {}
-        for k, heat in enumerate(self.artists):
-            if isinstance(heat, Heatmap) and heat.colorbar and not heat.fixed_limits:
-                widest[heat] = widest_tick_label(*_value_range(*(r[k] for r in many_results)))
-        return widest
-
-    def _widen_label_room(self) -> bool:
-        """True if a colour bar's scale now reaches values with more digits than the layout has room for."""
-        wider = False
-        for heat, label in self._widest.items():
-            now = widest_tick_label(*heat.limits)
-            if len(now) > len(label):
-                self._widest[heat], wider = now, True
-        return wider
-
-    def _solve_layout(self) -> None:
-        """Solve the layout with each free colour bar showing its widest label (then back)."""
-        for heat, label in self._widest.items():
-            heat.tick_labels[0].set_text(label)
-            heat.tick_labels[0].set_visible(True)
-        self._layout.execute(self.figure)  # with everything in it; a second pass settles it
-        self._layout.execute(self.figure)
-        for heat in self._widest:
-            heat.label_colour_bar(*heat.limits)
+    def _fix_value_axes(self, many_results) -> None:
+        """Fix (or widen) each bar chart's value axis to cover `many_results`."""
+        for k, bars in enumerate(self.artists):
+            if isinstance(bars, Bars) and not bars.probabilities:
+                lo, hi = bars.value_range or (np.inf, -np.inf)
+                low, high = _value_range(*(r[k] for r in many_results))
+                if low < lo or high > hi:
+                    bars.fix_limits(min(lo, low), max(hi, high))
 
     # ---- what the notebook shows -----------------------------------------
     def _controls_box(self):
@@ -331,7 +301,7 @@ class Panel:
         texts = [str(r) for v, r in zip(self.views, self._results()) if v["kind"] == "text"]
         if texts:
             print("\n".join(texts))
-        # The live picture, laid out afresh, at the notebook's usual resolution.
+        # The live picture, at the notebook's usual resolution.
         self.redraw()
         with self._lock:
             self.figure.set_dpi(mpl.rcParams["figure.dpi"])
@@ -339,6 +309,7 @@ class Panel:
                 display(self.figure)
             finally:
                 self.figure.set_dpi(self.dpi)
+                self.figure.canvas.draw()  # laid out again at the live picture's resolution
 
 
 def _make_view(view, ax, result):
@@ -347,6 +318,13 @@ def _make_view(view, ax, result):
         rows, cols = options.pop("row_labels", None), options.pop("col_labels", None)
         return Heatmap(ax, result, rows, cols, **options)
     return Bars(ax, result, options.pop("labels"), **options)
+
+
+def _full_draw(figure) -> bytes:
+    """The figure drawn the ordinary way (layout solved, every artist drawn), as PNG bytes."""
+    buffer = io.BytesIO()
+    figure.canvas.print_png(buffer)
+    return buffer.getvalue()
 
 
 def _address(png: bytes) -> bytes:

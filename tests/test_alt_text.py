@@ -120,7 +120,7 @@ def test_bad_arguments_are_named(call, error, message):
 def test_ipython_puts_the_description_into_the_images_alt_metadata():
     shell = InteractiveShell.instance()
     try:
-        ah.plots._register_alt_text()  # the import did this before the shell existed
+        assert ah.alt_text.register_with_ipython(shell)  # the import did this before the shell existed
         select_figure_formats(shell, {"png"})  # the inline backend, configured afterwards
         tokens, weights = cat_eats_fish_weights()
         hm = ah.heatmap(weights, tokens, tokens, title="weights A", probabilities=True)
@@ -180,3 +180,20 @@ def test_arrows_and_markers_say_where_they_are():
     ax.scatter([1.5, 5.5], [0, 0])
     ax.set(yticks=[0, 1], yticklabels=["KV heads", "query heads"])
     assert "8 markers on query heads, 2 markers on KV heads" in describe(fig)
+
+
+def test_masked_cells_are_read_out_as_masked_not_as_zero():
+    weights = ah.softmax(np.where(ah.causal_mask(3), 0.0, -np.inf))
+    hm = ah.heatmap(weights, ["a", "b", "c"], ["a", "b", "c"], probabilities=True, mask=ah.causal_mask(3))
+    assert hm.describe().endswith("row a: 1.00, masked, masked; row b: 0.50, 0.50, masked; "
+                                  "row c: 0.33, 0.33, 0.33.")
+    big = np.where(ah.causal_mask(5), np.arange(25.0).reshape(5, 5), -np.inf)
+    text = ah.heatmap(big, fmt=".0f").describe()
+    assert "10 of 25 cells masked." in text and "Values from 0 to 24." in text  # 5 x 4 / 2 above the diagonal
+
+
+def test_grouped_bars_read_out_each_series():
+    chart = ah.grouped_bar_chart({"T = 1": [0.1, 0.9], "T = 10": [0.45, 0.55]}, ["cat", "fish"],
+                                 title="softmax", xlabel="key")
+    assert describe(chart.ax.figure) == ("Grouped bar chart 'softmax' of probability per key. "
+                                         "T = 1: cat 0.10, fish 0.90; T = 10: cat 0.45, fish 0.55.")

@@ -1,4 +1,5 @@
-"""The heatmap shows what a reader needs: labels, axis titles, values, a colour scale."""
+"""The plot helpers show what a reader needs: labels, axis titles, values a student can
+read at 100 % zoom, masked cells that look masked, one colour scale where two are compared."""
 
 import matplotlib
 
@@ -84,36 +85,13 @@ def test_vectors_2d_labels_each_vector():
         ah.vectors_2d({"q": [1, 2, 3]})
 
 
-@pytest.mark.parametrize("low, high", [(-0.98, 0.82), (0.0, 1.0), (5.0, 20.0), (-192.0, 288.0),
-                                       (0.013, 0.047)])
-def test_colour_bar_ticks_sit_where_their_labels_say(low, high):
-    hm = ah.heatmap([[low, high]])
-    positions, labels = hm.colour_bar_ticks(low, high)
-    values = [float(label.replace("\N{MINUS SIGN}", "-")) for label in labels]
-    assert len(values) >= 3 and all(0 <= p <= 1 for p in positions)
-    assert values == sorted(values) and len(set(labels)) == len(labels)
-    for p, v in zip(positions, values):  # each label is the value at its height, to its printed digits
-        assert abs(low + p * (high - low) - v) <= 0.5 * 10 ** -len(labels[0].partition(".")[2])
-
-
-def test_a_constant_heatmap_gets_one_colour_bar_label():
+def test_a_constant_heatmap_still_gets_a_colour_bar_that_spans_its_value():
     hm = ah.heatmap(np.full((2, 2), -1.5))
-    assert [t.get_text() for t in hm.tick_labels if t.get_visible()] == ["\N{MINUS SIGN}1.5"]
-    assert hm.colour_bar_ticks(0.013, 0.0141) == ([0.5], ["0.01"])  # narrower than 0.01: one label
-
-
-@pytest.mark.parametrize("low, high", [(-0.98, 0.82), (5.0, 20.0), (-192.0, 288.0), (0.013, 0.047),
-                                       (-0.3, 0.9), (1234.5, 1300.0)])
-def test_no_colour_bar_label_is_wider_than_the_widest_one_its_scale_allows(low, high):
-    from attention_helpers.plots import widest_tick_label
-
-    hm = ah.heatmap([[low, high]])
-    renderer, font = hm.ax.figure.canvas.get_renderer(), hm.tick_labels[0].get_fontproperties()
-    width = lambda s: renderer.get_text_width_height_descent(s, font, ismath=False)[0]  # noqa: E731
-    widest = width(widest_tick_label(low, high))
-    for lo in np.linspace(low, high, 7):  # and every narrower scale inside it
-        for hi in np.linspace(lo, high, 5)[1:]:
-            assert max(map(width, hm.colour_bar_ticks(lo, hi)[1])) <= widest, (lo, hi)
+    lo, hi = hm.limits
+    assert lo <= -1.5 <= hi and lo < hi
+    hm.ax.figure.canvas.draw()
+    labels = [t.get_text() for t in hm.colorbar.ax.get_yticklabels() if t.get_text()]
+    assert labels  # the colour bar says which value its colour is
 
 
 @pytest.mark.parametrize("fmt, negative_zero, shown", [
@@ -126,3 +104,103 @@ def test_numbers_that_round_to_zero_show_no_minus_sign(fmt, negative_zero, shown
     assert hm.texts[0][1].get_text() == format(-0.5, fmt)  # a real negative keeps its sign
     bars = ah.bar_chart(np.array([negative_zero, 0.5]), ["a", "b"], fmt=fmt)
     assert bars.texts[0].get_text() == shown
+
+
+def rendered_at(ax, dpi=72):
+    """Draw ax's figure at `dpi` (the live panels' resolution); its renderer."""
+    ax.figure.set_dpi(dpi)
+    ax.figure.canvas.draw()
+    return ax.figure.canvas.get_renderer()
+
+
+def test_numbers_in_cells_and_on_bars_are_at_least_10_px_high_in_a_live_panel():
+    hm = ah.heatmap(np.array([[0.25, -1.5], [3.0, 0.0]]))
+    bars = ah.bar_chart([0.2, 0.8], ["a", "b"])
+    for chart, texts in ((hm, [t for row in hm.texts for t in row]), (bars, bars.texts)):
+        renderer = rendered_at(chart.ax)
+        for text in texts:
+            assert text.get_fontsize() * 72 / 72 >= 10  # points at 72 dpi: pixels
+            assert text.get_window_extent(renderer).height >= 10
+
+
+def pixel(ax, x, y):
+    """The colour drawn at data point (x, y) of ax, as 0-255 RGB."""
+    ax.figure.canvas.draw()
+    px, py = ax.transData.transform((x, y))
+    rgba = np.asarray(ax.figure.canvas.buffer_rgba())
+    return rgba[int(rgba.shape[0] - py), int(px), :3].astype(int)
+
+
+def test_a_masked_cell_looks_unlike_a_weight_of_zero_and_the_legend_says_masked():
+    weights = np.array([[1.0, 0.0], [0.5, 0.5]])  # row 0: key 1 masked; row 1: nothing masked
+    mask = np.array([[True, False], [True, True]])
+    hm = ah.heatmap(weights, ["q0", "q1"], ["k0", "k1"], probabilities=True, mask=mask)
+    assert hm.texts[0][1].get_text() == ""  # no "0.00" in a masked cell
+    assert hm.masked.tolist() == [[False, True], [False, False]]
+    assert [t.get_text() for t in hm.legend.get_texts()] == ["masked"] and hm.legend.get_visible()
+    masked = pixel(hm.ax, 1.15, -0.15)  # off the hatch lines' centre: the grey behind them
+    zero = ah.heatmap(np.array([[0.0]]), probabilities=True)
+    zero_colour = pixel(zero.ax, 0.15, 0.15)
+    assert np.abs(masked - zero_colour).sum() > 200  # light grey, not viridis' dark purple
+    assert (np.ptp(masked) < 10) and masked.min() > 150  # grey: equal channels, light
+
+
+@pytest.mark.parametrize("hidden", [-np.inf, np.nan])
+def test_minus_infinity_or_nan_scores_are_drawn_masked_and_kept_off_the_colour_scale(hidden):
+    scores = np.array([[1.0, hidden], [-2.0, 3.0]])
+    hm = ah.heatmap(scores)
+    assert hm.limits == (-2.0, 3.0)  # the scale spans the scores that are there
+    assert hm.texts[0][1].get_text() == "" and hm.texts[0][0].get_text() == "1.00"
+    assert len(hm.hatch.get_paths()) == 1
+    hm.update(np.array([[1.0, 2.0], [-2.0, 3.0]]))  # nothing masked any more
+    assert len(hm.hatch.get_paths()) == 0 and not hm.legend.get_visible()
+    assert hm.texts[0][1].get_text() == "2.00"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mask=np.ones((2, 3), bool)), "mask must be a boolean array of the values' shape (2, 2)"),
+    (dict(mask=np.ones((2, 2))), "mask must be a boolean array"),
+    (dict(vmin=1.0), "vmin and vmax go together"),
+    (dict(vmin=2.0, vmax=1.0), "vmin < vmax"),
+])
+def test_bad_mask_or_scale_options_are_named(kwargs, message):
+    with pytest.raises(ValueError) as info:
+        ah.heatmap(np.zeros((2, 2)), **kwargs)
+    assert message in str(info.value)
+    with pytest.raises(ValueError, match=r"\+inf"):
+        ah.heatmap(np.array([[np.inf, 0.0]]))
+
+
+def test_shared_scale_gives_two_heatmaps_one_colour_for_one_value():
+    A = np.array([[0.0, 2.0], [1.0, 1.0]])
+    B = np.array([[-1.0, 4.0], [np.nan, 3.0]])
+    scale = ah.shared_scale(A, B)
+    assert scale == {"vmin": -1.0, "vmax": 4.0}  # by hand: the lowest and highest finite entries
+    assert ah.shared_scale(A, B, symmetric=True) == {"vmin": -4.0, "vmax": 4.0}
+    fig, axes = plt.subplots(1, 2)
+    left, right = ah.heatmap(A, ax=axes[0], **scale), ah.heatmap(B, ax=axes[1], **scale)
+    assert left.limits == right.limits == (-1.0, 4.0)
+    assert np.array_equal(left.image.to_rgba(2.0), right.image.to_rgba(2.0))
+    with pytest.raises(ValueError, match="at least one finite value"):
+        ah.shared_scale(np.full(2, np.nan))
+
+
+def test_bars_can_go_without_their_value_labels():
+    bars = ah.bar_chart([0.2, 0.8], ["a", "b"], value_labels=False)
+    assert not any(t.get_visible() for t in bars.texts)
+    assert [b.get_height() for b in bars.bars] == [0.2, 0.8]
+
+
+def test_grouped_bars_write_each_value_on_its_bar():
+    series = {"T = 1": [0.1, 0.9], "T = 10": [0.45, 0.55]}
+    chart = ah.grouped_bar_chart(series, ["cat", "fish"], xlabel="key")
+    for name, values in series.items():
+        assert [b.get_height() for b in chart.bars[name]] == values
+    drawn = {(round(t.get_position()[0], 6), t.get_text()) for t in chart.texts}
+    expected = {(round(b.get_x() + b.get_width() / 2, 6), f"{b.get_height():.2f}")
+                for container in chart.bars.values() for b in container}
+    assert drawn == expected  # every bar carries its own value, centred on it
+    assert [t.get_text() for t in chart.ax.get_legend().get_texts()] == ["T = 1", "T = 10"]
+    assert not ah.grouped_bar_chart(series, ["cat", "fish"], value_labels=False).texts
+    with pytest.raises(ValueError, match="series 'x' needs one value per label"):
+        ah.grouped_bar_chart({"x": [1.0]}, ["cat", "fish"])
