@@ -1,11 +1,14 @@
 """The tiny model of notebook 10: its hand-written gradients against finite differences, its
 stored checkpoint against a fresh run of the script, and what the trained model does."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from attention_helpers import tiny_model as tm
-from scripts.train_tiny_model import make_checkpoint
+from tools.notebooks import ROOT
 
 
 @pytest.mark.parametrize("scaled", [True, False])
@@ -70,13 +73,17 @@ def test_trained_model_copies_the_previous_token():
 
 
 @pytest.mark.slow
-def test_script_reproduces_the_stored_checkpoint():
-    """Everything is seeded and float64. On this machine a rerun is bit-identical with 1 or 2 BLAS threads,
-    and nudging every initial weight by one part in 10^15 moves the trained weights by about 2e-15
-    relative: the training does not amplify rounding. Another CPU or NumPy build may round sums in
-    another order, so the tolerance is rtol 1e-7 (atol 1e-10 for values near 0): eight orders above that
-    rounding, and far below the 2 decimals the notebook shows."""
-    fresh, stored = make_checkpoint(), tm.load_checkpoint()
+def test_script_reproduces_the_stored_checkpoint(tmp_path):
+    """The script, run as its docstring says, writes what is stored. Everything is seeded and float64.
+    On this machine a rerun is bit-identical with 1 or 2 BLAS threads, and nudging every initial weight
+    by one part in 10^15 moves the trained weights by about 2e-15 relative: the training does not
+    amplify rounding. Another CPU or NumPy build may round sums in another order, so the tolerance is
+    rtol 1e-7 (atol 1e-10 for values near 0): eight orders above that rounding, and far below the
+    2 decimals the notebook shows."""
+    out = tmp_path / "fresh.npz"
+    subprocess.run([sys.executable, "-m", "scripts.train_tiny_model", "--out", str(out)],
+                   cwd=ROOT, check=True, capture_output=True)
+    fresh, stored = tm.load_checkpoint(out), tm.load_checkpoint()
     assert set(fresh) == set(stored)
     for key in stored:
         np.testing.assert_allclose(fresh[key], stored[key], rtol=1e-7, atol=1e-10, err_msg=key)
