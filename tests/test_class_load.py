@@ -1,0 +1,82 @@
+"""The class-load benchmark's hub path, end to end, with two students.
+
+benchmarks/class_load.py's own machinery: a real JupyterHub with
+configurable-http-proxy on 127.0.0.1, two students who log in through the
+hub's form, pull the course with an nbgitpuller link, open a notebook, run
+all its cells and drag its panel with the messages a browser's slider sends.
+Checked: each student has a server of their own, the pull put the notebook
+in the student's home, the kernel ran every cell, and after the drag the
+kernel's slider holds the last value pressed and the picture of that value
+arrived. No timing is checked.
+
+Marked slow. Skips only where JupyterHub, nbgitpuller or node/npm is missing,
+and fails instead under CI=true, as the browser tests do for Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+
+import pytest
+
+from benchmarks import class_load
+
+pytestmark = pytest.mark.slow
+NOTEBOOK = "00_input_matrix.ipynb"  # the shortest Run All with a panel of FloatSliders
+
+
+@pytest.fixture
+def hub(tmp_path):
+    reason = class_load.missing()
+    if reason:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true and the class-load test {reason}")
+        pytest.skip(f"the class-load test {reason}")
+    with class_load.Hub(tmp_path) as hub:
+        yield hub
+
+
+def kernel_value(student, comm_id: str):
+    """The kernel's own value of the widget `comm_id` (a user_expression, read in the kernel)."""
+    expr = f"__import__('ipywidgets').widgets.widget._instances[{comm_id!r}].value"
+    msg = student.send("shell", "execute_request", {
+        "code": "", "silent": True, "store_history": False, "allow_stdin": False, "stop_on_error": True,
+        "user_expressions": {"v": expr}})
+    student.wait(lambda: msg in student.replies, 60, "reply to the user expression")
+    result = student.replies[msg]["user_expressions"]["v"]
+    assert result["status"] == "ok", result
+    return json.loads(result["data"]["text/plain"])
+
+
+def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
+    repo = class_load.bare_repository(tmp_path)
+    students = [class_load.Student(hub, f"student{i}", repo, NOTEBOOK, timeout=120) for i in range(2)]
+    try:
+        class_load.in_threads(class_load.setup, students)
+        servers = [pid for pid, what in hub.processes().items() if what == "server"]
+        kernels = [pid for pid, what in hub.processes().items() if what == "kernel"]
+        assert len(servers) == 2 and len(kernels) == 2
+        for s in students:
+            pulled = tmp_path / "homes" / s.name / class_load.TARGET / "notebooks" / NOTEBOOK
+            assert pulled.is_file()
+            notebook = json.loads(pulled.read_text())
+            assert len(s.replies) == sum(c["cell_type"] == "code" for c in notebook["cells"])  # all ran
+            assert s.models[s.slider]["_model_name"] == "FloatSliderModel"
+            assert s.models[s.image]["_model_name"] == "ImageModel"
+
+        start = time.monotonic() + 0.2
+        bursts = class_load.in_threads(
+            lambda s: class_load.drag(s, 1, random.Random(s.name), 60, start), students)
+        for s, (burst,) in zip(students, bursts):
+            assert burst["presses"] >= 20  # 1-2 s of key repeat every 30-50 ms
+            assert burst["last_value_s"] is not None, f"{s.name}: the last value's picture never came"
+            moves = sorted(s.sent, key=lambda m: s.sent[m][1])
+            for before, after in zip(moves, moves[1:]):  # ipywidgets' throttle: one move in flight
+                assert s.idle[before] <= s.sent[after][1]
+            assert kernel_value(s, s.slider) == pytest.approx(s.value)
+    finally:
+        for s in students:
+            s.close()
