@@ -394,8 +394,13 @@ def quantize(x, bits, per="token"):
 
 
 def dequantize(q, scale) -> np.ndarray:
-    """The values q · scale stand for."""
-    return np.asarray(q, dtype=float) * _array("scale", scale)
+    """The values q · scale stand for (scale as `quantize` returns it: it broadcasts to q)."""
+    q, scale = _array("q", q), _array("scale", scale)
+    try:
+        return q * scale
+    except ValueError:
+        raise ValueError(f"scale has shape {scale.shape}, which does not broadcast to q's shape {q.shape}; "
+                         "pass the scale that quantize returned with q") from None
 
 
 def quantized_bytes(n_tokens, d, bits, per="token", scale_bytes=2) -> int:

@@ -262,6 +262,9 @@ def test_quantized_bytes_by_hand():
      "no sequence 'a'"),
     (lambda: kd.streaming_mask(4, -1, 2), ValueError, "n_sink must be a whole number"),
     (lambda: kd.WindowKVCache(2, n_sink=-1), ValueError, "n_sink must be a whole number"),
+    (lambda: kd.dequantize(np.ones((2, 3)), np.ones((3, 1))), ValueError,
+     "does not broadcast to q's shape (2, 3)"),
+    (lambda: kd.dequantize("7", 0.5), TypeError, "q must be a numeric array"),
 ])
 def test_bad_input_raises_a_clear_error(call, error, fragment):
     with pytest.raises(error) as info:
