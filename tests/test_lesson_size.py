@@ -41,4 +41,5 @@ def test_the_model_counts_a_hand_made_notebook(tmp_path):
 
 
 def test_a_word_is_what_a_reader_reads():
-    assert prose_words("The weights $A = \\mathrm{softmax}(S)$ sum to 1.0 ([04](04_softmax.ipynb))") == 10  # The weights A softmax S sum to 1 0 04
+    # The, weights, A, softmax, S, sum, to, 1, 0, 04: no LaTeX command, no link target
+    assert prose_words("The weights $A = \\mathrm{softmax}(S)$ sum to 1.0 ([04](04_softmax.ipynb))") == 10

@@ -3,7 +3,10 @@
 Each rule is a use that the notation retired, found by a pattern: a mask added to
 the scores (a boolean mask means "may attend", so adding it is wrong), P as a
 name (the position code is PE, the weights are A), x for anything but a row of X,
-h for anything but a head, k as a loop counter (k is a key).
+h for anything but a head (not a step size, a head count or a residual stream), k as a
+loop counter (k is a key), i for anything but a query row (not a dimension), m and n as
+a query's and a key's position (n is the token count; positions are i and j), and a
+decoding step t counted from 0 (t is the number of tokens so far, the new one included).
 """
 
 import re
@@ -13,7 +16,9 @@ import pytest
 from tools.notebooks import ROOT, read
 
 COURSE = sorted((ROOT / "notebooks").glob("*.ipynb"))
-GUIDE = ROOT / "notebooks" / "README.md"
+# The teacher's guide, wherever it lives while it moves from notebooks/README.md into teachers/.
+GUIDE = [p for p in [ROOT / "notebooks" / "README.md", *sorted((ROOT / "teachers").rglob("*.md"))]
+         if p.exists()]
 
 MASK_ADDED = re.compile(r"\+\s*(?:\\(?:text|mathrm|texttt|mathbf)\{\s*)?(?:mask|M)\b")
 CODE_RULES = {
@@ -23,7 +28,21 @@ CODE_RULES = {
         re.compile(r"^\s*x\s*=(?!=)(?!\s*(?:X\[|x\b))", re.M),
     "h is a head index, not a step size or a head count":
         re.compile(r"^\s*h\s*=\s*[\d.]", re.M),
+    "h is a head index from a loop over the heads, never assigned (not a residual stream)":
+        re.compile(r"^\s*h\s*=(?!=)", re.M),
     "k is a key, not a loop counter": re.compile(r"\bfor\s+k\s*(?:,|in\b)"),
+    "i is a query row, not a dimension":
+        re.compile(r"\bfor\s+i\s+in\s+range\(\s*(?:d|d_k|d_v|d_model|d_head)\b"),
+    "m, n are not a query's and a key's position (positions are i and j; n counts tokens)":
+        re.compile(r"\b(?:for\s+m\s*,\s*n\b|def\s+\w+\(\s*m\s*,\s*n\s*\)|m\s*,\s*n\s*=)"),
+    "t is the number of tokens so far, the new one included: steps count from 1":
+        re.compile(r"\bfor\s+t\s+in\s+range\((?!\s*1\s*,)"),
+}
+MARKDOWN_RULES = {
+    "h is a head index, not a residual stream": re.compile(r"\bh\s*=\s*x\s*\+"),
+    "i is a query row, not a dimension": re.compile(r"\\sum_\{i=1\}\^\{d_k\}|\bq_i\s*k_i\b"),
+    "positions are i (query) and j (key), not m and n": re.compile(r"\bm\s*[−-]\s*n\b|position n\b"),
+    "steps count tokens so far: no key range 0 … t−1": re.compile(r"0\s*…\s*t\s*[−-]\s*1"),
 }
 
 
@@ -38,7 +57,9 @@ def test_no_mask_is_written_as_added_to_the_scores(path):
 
 
 def test_the_guide_writes_no_mask_as_added_either():
-    assert not MASK_ADDED.findall(GUIDE.read_text(encoding="utf-8"))
+    assert GUIDE, "no teacher's guide found (notebooks/README.md or teachers/)"
+    for path in GUIDE:
+        assert not MASK_ADDED.findall(path.read_text(encoding="utf-8")), path.name
 
 
 @pytest.mark.parametrize("path", COURSE, ids=[p.stem for p in COURSE])
@@ -46,6 +67,14 @@ def test_code_uses_each_symbol_with_its_one_meaning(path):
     found = [f"cell {k}: {rule}: {m.group(0).strip()!r}"
              for k, kind, src in cells(path) if kind == "code"
              for rule, pattern in CODE_RULES.items() for m in pattern.finditer(src)]
+    assert not found, f"{path.name}: {found}"
+
+
+@pytest.mark.parametrize("path", COURSE, ids=[p.stem for p in COURSE])
+def test_prose_uses_each_symbol_with_its_one_meaning(path):
+    found = [f"cell {k}: {rule}: {m.group(0).strip()!r}"
+             for k, kind, src in cells(path) if kind == "markdown"
+             for rule, pattern in MARKDOWN_RULES.items() for m in pattern.finditer(src)]
     assert not found, f"{path.name}: {found}"
 
 
@@ -61,7 +90,10 @@ def test_the_cheat_sheet_states_the_notation():
 @pytest.mark.parametrize("text, rule", [
     ("A = softmax(S + mask)", None), (r"\frac{QK^\top}{\sqrt{d_k}} + \text{mask}", None), ("S + M", None),
     ("P = ah.softmax(S)", "P is"), ("P_loop = np.zeros(3)", "P is"), ("x = np.array([3.2, 4.0])", "x is"),
-    ("h = 1e-6", "h is"), ("for k, step in enumerate(steps):", "k is"),
+    ("h = 1e-6", "h is"), ("for k, step in enumerate(steps):", "k is"), ("    h = X + attn", "h is"),
+    ("for i in range(d_k):", "i is"), ("for m, n in ((3, 1), (13, 11)):", "m, n"),
+    ("def added_score(m, n):", "m, n"),
+    ("for t in range(n):", "t is"), ("for t in range(6):", "t is"),
 ])
 def test_the_patterns_catch_what_they_are_for(text, rule):
     if rule is None:
@@ -71,7 +103,19 @@ def test_the_patterns_catch_what_they_are_for(text, rule):
 
 
 @pytest.mark.parametrize("text", ["x = X[1]", "PE = ah.positional_encoding(3, 4)", "for h in range(n_heads):",
-                                  "masked = np.where(mask, scaled, -np.inf)", "hm_P2 == 3", "kv_of_head = k"])
+                                  "masked = np.where(mask, scaled, -np.inf)", "hm_P2 == 3", "kv_of_head = k",
+                                  "for h, cache in enumerate(caches):", "for i in range(n):",
+                                  "for m in range(d_k):", "for i, j in ((3, 1), (13, 11)):",
+                                  "for t in range(1, n + 1):", "hm = ah.heatmap(S)"])
 def test_the_patterns_pass_the_notation_itself(text):
     assert not MASK_ADDED.search(text)
     assert not any(p.search(text) for p in CODE_RULES.values())
+
+
+@pytest.mark.parametrize("text, caught", [
+    ("    h   = x + MultiHeadAttention(norm(x))", True), (r"$q\cdot k = \sum_{i=1}^{d_k} q_i k_i$", True),
+    ("depends only on m − n", True), ("keys of tokens 0 … t−1", True),
+    ("depends only on i − j", False), (r"$\sum_{m=1}^{d_k} q_m k_m$", False), ("head h of n_heads", False),
+])
+def test_the_prose_patterns_catch_what_they_are_for(text, caught):
+    assert any(p.search(text) for p in MARKDOWN_RULES.values()) == caught

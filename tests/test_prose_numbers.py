@@ -51,3 +51,11 @@ def test_the_number_finder_sees_what_a_reader_sees():
         "Token 5 takes **83.62%**, 3,555.56 in all, d_k = 512; see [03](03_scaling_by_sqrt_dk.ipynb), "
         "GPT-2 has 768 / 12 = 64; row 2; $e^{1.8}$"))
     assert found == ["83.62", "3555.56", "512", "768", "12", "64"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_no_markdown_argues_with_an_article_the_student_never_read(path):
+    """Departures from the source article live in teachers/departures.md, not in a student's notebook."""
+    found = [f"cell {k}" for k, cell in enumerate(read(path).cells)
+             if cell.cell_type == "markdown" and re.search(r"\bthe article\b", cell.source, re.I)]
+    assert not found, f"{path.name} mentions the article in {found}; say it in teachers/departures.md"
