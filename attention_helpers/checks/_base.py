@@ -24,9 +24,12 @@ The API that every checker module (nb00.py, nb01.py, ...) builds on:
   `compare_number(answer, expected, name=, mistakes={key: (hint, wrong_value)}, success=,
   otherwise=)` for exercises whose answer is one number.
 - `@checker`: wrap every public `check_…` function with it. In grading mode
-  a failed check raises AssertionError with its text, so that a check cell is
-  an autograder test (nbgrader); checkers that call other checkers still get
-  the Check back and raise only at the outermost call.
+  a failed check raises AssertionError with its text, so that a check cell
+  can stop a script or a test; checkers that call other checkers still get
+  the Check back and raise only at the outermost call. The nbgrader course
+  does not rely on it: its hidden tests load a private copy of the checks and
+  assert on `Check.ok` (scripts/nbgrader_autograder.py), so no switch in a
+  student's kernel changes a grade.
 - `grading(on=True)`: turn grading mode on or off (also a context manager that
   restores the previous state); the environment variable ATTENTION_GRADING=1
   turns it on too. `grading_on()` says whether it is on.
