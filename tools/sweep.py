@@ -31,13 +31,10 @@ def _fast_equals_full_draw(panel):
     numbers, and the worst mean difference of a number (each may sit one pixel off)."""
     import io as _io
     import PIL.Image as _Image
-    from matplotlib.text import Text as _Text
-    _differences = picture_differences
-    live = _np.asarray(_Image.open(_io.BytesIO(panel.png)).convert("RGBA"))
-    panel.figure.canvas.draw()
-    full = _np.asarray(panel.figure.canvas.buffer_rgba())
-    texts = [t for t in panel._moving if isinstance(t, _Text) and t.get_visible() and t.get_text()]
-    return _differences(texts, live, full, panel.figure.canvas.get_renderer())
+    def _pixels(png):
+        return _np.asarray(_Image.open(_io.BytesIO(png)).convert("RGBA"))
+    live, full = _pixels(panel.png), _pixels(panel.full_draw_png())
+    return picture_differences(visible_texts(panel.figure), live, full, panel.figure.canvas.get_renderer())
 
 _report = []
 _seen = set()
