@@ -18,6 +18,10 @@ def stated_numbers(markdown: str):
     text = MODEL_NAME.sub("", text)
     text = re.sub(r"\^(\{[^}]*\}|[-\d.]+)", "", text)  # exponents in LaTeX: e^{1.8}, 10^{-3}
     text = re.sub(r"(?<![\d.])0\d(?![\d.%])", "", text)  # notebook numbers: "notebook 03", "[← 01 …]"
+    # and the advanced track's: "# 11 · …", "[← 10 …]", "notebook 10", "notebooks 10 and 11"
+    text = re.sub(r"(?m)^(#+\s*)1\d\b", r"\1", text)
+    text = re.sub(r"\[(←\s*)?1\d\b", "[", text)
+    text = re.sub(r"\b([Nn]otebooks?)\s+1\d\b((?:\s*(?:–|-|,|and|or|to)\s*1\d\b)*)", r"\1", text)
     for m in NUMBER.finditer(text):
         whole, frac, pct = m.group(1), m.group(2) or "", m.group(3)
         if frac or pct or len(whole.replace(",", "")) >= 2:
