@@ -291,8 +291,10 @@ def bare_repository(folder: Path) -> str:
 class Student:
     """One student's browser: the hub's pages, nbgitpuller, and the kernel's WebSocket."""
 
-    def __init__(self, hub: Hub, name: str, repo: str, notebook: str, timeout: float = 240):
+    def __init__(self, hub: Hub, name: str, repo: str, notebook: str, timeout: float = 240,
+                 throttle: bool = True):
         self.hub, self.name, self.repo, self.notebook, self.timeout = hub, name, repo, notebook, timeout
+        self.throttle = throttle  # False: a page without ipywidgets' throttle, one message per key press
         self.http = requests.Session()
         self.session = uuid.uuid4().hex
         self.lock = threading.Lock()
@@ -486,7 +488,7 @@ class Student:
             nxt = round(self.value + self.direction * self.step, 10)
         self.value = nxt
         with self.lock:
-            if self.in_flight >= 1:
+            if self.in_flight >= 1 and self.throttle:
                 self.buffer = nxt
             else:
                 self._send_move(nxt)
@@ -589,9 +591,9 @@ def cpu_times(hub: Hub) -> dict[int, tuple[str, float]]:
     return out
 
 
-def memory(hub: Hub) -> tuple[list[float], list[float]]:
-    """Per student: MiB resident of server + kernel; and each kernel's peak (VmHWM)."""
-    per_student, peaks = [], []
+def memory(hub: Hub) -> tuple[list[float], list[float], list[float]]:
+    """MiB per student: resident server + kernel, the server alone; and each kernel's peak (VmHWM)."""
+    per_student, servers, peaks = [], [], []
     for pid, what in hub.processes().items():
         if what != "server":
             continue
@@ -604,7 +606,8 @@ def memory(hub: Hub) -> tuple[list[float], list[float]]:
                     status = Path(f"/proc/{child.pid}/status").read_text()
                     peaks.append(int(status.split("VmHWM:")[1].split()[0]) / 1024)
             per_student.append(total / 2**20)
-    return per_student, peaks
+            servers.append(server.memory_info().rss / 2**20)
+    return per_student, servers, peaks
 
 
 def measure(hub: Hub, students: list[Student], args, seed: int) -> dict:
@@ -638,7 +641,7 @@ def measure(hub: Hub, students: list[Student], args, seed: int) -> dict:
         if what in cores:
             cores[what] += (t - before.get(pid, (what, 0.0))[1]) / wall
     cores["client"] = client / wall
-    mem, peaks = memory(hub)
+    mem, servers, peaks = memory(hub)
     flat = [b for per in bursts for b in per]
     lasts = [b["last_value_s"] for b in flat if b["last_value_s"] is not None]
     rates = [statistics.mean(b["pictures_per_s"] for b in per) for per in bursts]
@@ -649,7 +652,8 @@ def measure(hub: Hub, students: list[Student], args, seed: int) -> dict:
             "last_max": max(lasts, default=float("nan")),
             "rest_p50": pct(rests, 50), "rest_p95": pct(rests, 95),
             "cores": cores, "mem_mean": statistics.mean(mem) if mem else float("nan"),
-            "mem_max": max(mem, default=float("nan")), "kernel_peak": max(peaks, default=float("nan"))}
+            "mem_max": max(mem, default=float("nan")), "server_max": max(servers, default=float("nan")),
+            "kernel_peak": max(peaks, default=float("nan"))}
 
 
 def pct(values, q) -> float:
@@ -662,7 +666,8 @@ def pct(values, q) -> float:
 # ---- the table -------------------------------------------------------------
 HEADER = ("| students | pictures/s while dragging, p50 (slowest) | last value's picture p50 / p95 / max (s) "
           "| stopped answering | one move at rest p50 / p95 (ms) "
-          "| CPU cores: kernels / servers / proxy / hub / client | MiB per student (kernels' peak) |\n"
+          "| CPU cores: kernels / servers / proxy / hub / client "
+          "| MiB per student (largest server; kernels' peak) |\n"
           "|---|---|---|---|---|---|---|")
 
 
@@ -673,7 +678,7 @@ def table_row(r: dict) -> str:
             f"{1000 * r['rest_p50']:.0f} / {1000 * r['rest_p95']:.0f} | "
             f"{c['kernel']:.2f} / {c['server']:.2f} / "
             f"{c['proxy']:.2f} / {c['hub']:.2f} / {c['client']:.2f} | {r['mem_mean']:.0f} "
-            f"({r['kernel_peak']:.0f}) |")
+            f"({r['server_max']:.0f}; {r['kernel_peak']:.0f}) |")
 
 
 def main(argv=None) -> int:
@@ -685,6 +690,8 @@ def main(argv=None) -> int:
     parser.add_argument("--answer-timeout", type=float, default=20.0)
     parser.add_argument("--setup-timeout", type=float, default=600.0)
     parser.add_argument("--no-settings", action="store_true", help="leave out the course's lab-settings/")
+    parser.add_argument("--no-throttle", action="store_true",
+                        help="send every key press (no ipywidgets throttle), to see what it spares")
     parser.add_argument("--verbose", action="store_true", help="print each student's set-up steps")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args(argv)
@@ -697,7 +704,8 @@ def main(argv=None) -> int:
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the clean-up below runs
     load = os.getloadavg()
-    print(f"class_load: {args.notebook}, students {args.students}, settings "
+    print(f"class_load: {args.notebook}, students {args.students}, "
+          f"{'no throttle, ' if args.no_throttle else ''}settings "
           f"{'off' if args.no_settings else 'on'}; "
           f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"{os.cpu_count()} cores; {json.dumps(versions())}", flush=True)
@@ -708,7 +716,8 @@ def main(argv=None) -> int:
         try:
             repo = bare_repository(Path(tmp))
             for n in args.students:
-                new = [Student(hub, f"student{i:02d}", repo, args.notebook, args.setup_timeout)
+                new = [Student(hub, f"student{i:02d}", repo, args.notebook, args.setup_timeout,
+                               throttle=not args.no_throttle)
                        for i in range(len(students), n)]
                 students += new
                 t = time.monotonic()
