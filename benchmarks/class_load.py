@@ -636,11 +636,17 @@ def measure(hub: Hub, students: list[Student], args, seed: int) -> dict:
     for t in threads:
         t.join()
     after, wall, client = cpu_times(hub), time.monotonic() - wall0, sum(os.times()[:2]) - self0
+    end = wall0 + wall
+    with contextlib.ExitStack() as held:
+        for s in students:
+            held.enter_context(s.lock)
+        pictures = sum(wall0 <= t <= end for s in students for t in s.picture_times)
     cores = {"kernel": 0.0, "server": 0.0, "proxy": 0.0, "hub": 0.0}
     for pid, (what, t) in after.items():
         if what in cores:
             cores[what] += (t - before.get(pid, (what, 0.0))[1]) / wall
     cores["client"] = client / wall
+    per_picture = 1000 * cores["kernel"] * wall / max(1, pictures)  # ms of kernel CPU per picture
     mem, servers, peaks = memory(hub)
     flat = [b for per in bursts for b in per]
     lasts = [b["last_value_s"] for b in flat if b["last_value_s"] is not None]
@@ -651,7 +657,8 @@ def measure(hub: Hub, students: list[Student], args, seed: int) -> dict:
             "last_p50": pct(lasts, 50), "last_p95": pct(lasts, 95),
             "last_max": max(lasts, default=float("nan")),
             "rest_p50": pct(rests, 50), "rest_p95": pct(rests, 95),
-            "cores": cores, "mem_mean": statistics.mean(mem) if mem else float("nan"),
+            "cores": cores, "kernel_ms_per_picture": per_picture,
+            "mem_mean": statistics.mean(mem) if mem else float("nan"),
             "mem_max": max(mem, default=float("nan")), "server_max": max(servers, default=float("nan")),
             "kernel_peak": max(peaks, default=float("nan"))}
 
@@ -667,8 +674,9 @@ def pct(values, q) -> float:
 HEADER = ("| students | pictures/s while dragging, p50 (slowest) | last value's picture p50 / p95 / max (s) "
           "| stopped answering | one move at rest p50 / p95 (ms) "
           "| CPU cores: kernels / servers / proxy / hub / client "
+          "| kernel CPU per picture (ms) "
           "| MiB per student (largest server; kernels' peak) |\n"
-          "|---|---|---|---|---|---|---|")
+          "|---|---|---|---|---|---|---|---|")
 
 
 def table_row(r: dict) -> str:
@@ -677,7 +685,8 @@ def table_row(r: dict) -> str:
             f"{r['last_p95']:.2f} / {r['last_max']:.2f} | {r['stopped']} of {r['bursts']} | "
             f"{1000 * r['rest_p50']:.0f} / {1000 * r['rest_p95']:.0f} | "
             f"{c['kernel']:.2f} / {c['server']:.2f} / "
-            f"{c['proxy']:.2f} / {c['hub']:.2f} / {c['client']:.2f} | {r['mem_mean']:.0f} "
+            f"{c['proxy']:.2f} / {c['hub']:.2f} / {c['client']:.2f} | {r['kernel_ms_per_picture']:.0f} | "
+            f"{r['mem_mean']:.0f} "
             f"({r['server_max']:.0f}; {r['kernel_peak']:.0f}) |")
 
 
