@@ -69,6 +69,7 @@ WRITTEN = re.compile(r"^##\s+In your own words", re.M)
 HIDDEN = """\
 ### BEGIN HIDDEN TESTS
 # The grade (scripts/nbgrader_autograder.py): a fresh private copy of the checks, not ah.checks.
+__tracebackhide__ = True  # IPython: a failure's traceback shows the hint, not this cell (and its reference)
 import importlib.util as _grading_util, pathlib as _grading_path
 _grading_folder = _grading_path.Path.cwd()
 _grading_spec = _grading_util.spec_from_file_location("_attention_autograder",

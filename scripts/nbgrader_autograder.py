@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-TRIALS = 3  # redrawn inputs per recorded call
+TRIALS = 3  # recorded calls re-checked
+REDRAWS = 4  # new inputs per recorded call
 MATH_MODULES = ("core", "examples", "backward", "kv_designs")  # not plots or widgets
 
 
@@ -109,16 +110,32 @@ def _recorder(fn):
     return recorded
 
 
-def _redraw(args, rng):
-    """`args` with every float array replaced by one of the same shape, new values."""
-    out = []
-    for arg in args:
-        if isinstance(arg, np.ndarray) and arg.dtype.kind == "f" and arg.size:
-            scale = max(1.0, float(np.abs(arg).max()) / 2)
-            out.append(rng.normal(0.0, scale, size=arg.shape).astype(arg.dtype))
-        else:
-            out.append(copy.deepcopy(arg))
-    return tuple(out)
+def _has_floats(value) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f" and value.size > 0
+    if isinstance(value, dict):
+        return any(_has_floats(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_floats(v) for v in value)
+    return False
+
+
+def _redraw(value, rng, ints: bool):
+    """`value` with every float array (inside lists, tuples and dicts too) replaced by one of the
+    same shape and new values; with `ints`, whole numbers redrawn too (for functions of numbers only)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+        scale = max(1.0, float(np.abs(value).max()) / 2)
+        return rng.normal(0.0, scale, size=value.shape).astype(value.dtype)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size and ints:
+        return rng.integers(0, max(2, 2 * int(value.max()) + 1), size=value.shape).astype(value.dtype)
+    if isinstance(value, int) and not isinstance(value, bool) and ints:
+        low = 1 if value >= 1 else 0
+        return int(rng.integers(low, max(low + 1, 2 * value + 1)))
+    if isinstance(value, dict):
+        return {k: _redraw(v, rng, ints) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_redraw(v, rng, ints) for v in value)
+    return copy.deepcopy(value)
 
 
 def _same(a, b) -> bool:
@@ -190,23 +207,35 @@ def _forbidden(helper):
 
 
 def _recheck(recorders, reference, package, rng):
+    """Each function again, on new inputs shaped like those the check used, against the reference.
+
+    An input the reference cannot take, or the student's function refuses, is skipped (a
+    function may check its inputs); but a function that refuses every new input fails."""
     solution = {"np": np, "ah": package, "__builtins__": __builtins__}
     exec(unpack(reference), solution)  # noqa: S102 (the hidden test's reference solution)
     for name, recorder in recorders.items():
         expected_fn = solution.get(name)
         if not callable(expected_fn):
             continue
+        tried = compared = 0
         for args in recorder.calls[:TRIALS]:
-            new = _redraw(args, rng)
-            try:
-                expected = expected_fn(*copy.deepcopy(new))
-            except Exception:  # the redrawn input breaks an assumption of the exercise
-                continue
-            try:
-                got = recorder.fn(*copy.deepcopy(new))
-            except Exception as err:  # the student's code on new inputs
-                _fail(f"❌ Not yet: {name} raised {type(err).__name__} on inputs the check had not "
-                      f"shown: {err}")
-            if not _same(got, expected):
-                _fail(f"❌ Not yet: {name} passed the visible check but gives a different answer "
-                      "on other inputs of the same shapes.")
+            ints = not _has_floats(args)
+            for _ in range(REDRAWS):
+                new = _redraw(args, rng, ints)
+                if repr(new) == repr(args):
+                    continue
+                try:
+                    expected = expected_fn(*copy.deepcopy(new))
+                except Exception:  # the new input breaks an assumption of the exercise
+                    continue
+                tried += 1
+                try:
+                    got = recorder.fn(*copy.deepcopy(new))
+                except Exception:  # the student's function may refuse an input it finds invalid
+                    continue
+                compared += 1
+                if not _same(got, expected):
+                    _fail(f"❌ Not yet: {name} passed the visible check but gives a different answer "
+                          "on other inputs of the same shapes.")
+        if tried and not compared:
+            _fail(f"❌ Not yet: {name} raised an error on every input the check had not shown.")

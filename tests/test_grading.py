@@ -186,12 +186,15 @@ json.dump(scores, sys.stdout)
 def autograde_in_parallel(env, courses):
     """`nbgrader autograde` in each course folder at once: each notebook runs in a fresh
     kernel, and two folders keep both cores busy."""
-    runs = [subprocess.Popen([str(BIN / "nbgrader"), "autograde", "*"], cwd=course, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            for course in courses]
-    for run in runs:
-        _, err = run.communicate()
-        assert run.returncode == 0, f"nbgrader autograde failed:\n{err[-3000:]}"
+    logs = [Path(course) / "autograde.log" for course in courses]  # a file, not a pipe: a full pipe
+    runs = []                                                        # would stall the other run
+    for course, log in zip(courses, logs):
+        with open(log, "w") as out:
+            runs.append(subprocess.Popen([str(BIN / "nbgrader"), "autograde", "*"], cwd=course, env=env,
+                                         stdout=subprocess.DEVNULL, stderr=out))
+    for run, log in zip(runs, logs):
+        run.wait()
+        assert run.returncode == 0, f"nbgrader autograde failed:\n{log.read_text()[-3000:]}"
 
 
 def read_gradebook(env, course) -> dict:

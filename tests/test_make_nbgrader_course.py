@@ -240,3 +240,31 @@ def test_the_verdict_stops_a_call_to_a_forbidden_helper_it_cannot_see():
     with pytest.raises(AssertionError, match="not allowed in this exercise"):
         autograder.verdict(namespace(looks_it_up), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
                            forbidden=["softmax"])
+
+
+def test_the_recheck_redraws_arrays_inside_dicts_and_numbers_of_number_functions():
+    rng = np.random.default_rng(0)
+    table = {"cat": np.array([1.0, 2.0]), "sat": np.array([0.5, 0.5])}
+    new = autograder._redraw((["cat", "sat"], table), rng, ints=False)
+    assert new[0] == ["cat", "sat"] and set(new[1]) == {"cat", "sat"}
+    assert not np.allclose(new[1]["cat"], table["cat"])
+    assert autograder._redraw((3, 8, 2), rng, ints=False) == (3, 8, 2)
+    assert autograder._redraw((3, 8, 2), np.random.default_rng(1), ints=True) != (3, 8, 2)
+
+
+def test_a_memorised_function_of_numbers_only_is_caught():
+    reference = COURSE_MAKER.pack("def my_kv_head(i, h_q, h_kv):\n    return i // (h_q // h_kv)")
+    seen = set()
+
+    def record(i, h_q, h_kv):
+        seen.add((i, h_q, h_kv))
+        return i // (h_q // h_kv)
+    ah.checks.check_kv_head(record)
+
+    def memorised(i, h_q, h_kv):
+        return i // (h_q // h_kv) if (i, h_q, h_kv) in seen else 0
+    call = "ah.checks.check_kv_head(my_kv_head)"
+    with pytest.raises(AssertionError, match="different answer on other inputs"):
+        autograder.verdict({"ah": ah, "my_kv_head": memorised}, ROOT, call, ["my_kv_head"],
+                           reference=reference)
+    autograder.verdict({"ah": ah, "my_kv_head": record}, ROOT, call, ["my_kv_head"], reference=reference)
