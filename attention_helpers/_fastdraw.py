@@ -67,20 +67,22 @@ class Drawer:
         once it has settled and nothing it measures has changed: only then is it skipped."""
         figure = self.figure
         measured = self._measured()
-        if fresh or not self._settled or measured != self._solved or self._draws != self._draws_seen:
+        changed = fresh or measured != self._solved or self._draws != self._draws_seen
+        if changed or not self._settled:
             before = _positions(figure)
             engine = figure.get_layout_engine()
             if engine is not None:
                 engine.execute(figure)
             self._settled = _positions(figure) == before
+            # drawn afresh even if nothing moved: a draw also places each colour bar in its slot
             picture = png(figure, moving(self.charts), fresh=True)
             self._solved, self._draws_seen = self._measured(), self._draws
             return picture
         return png(figure, moving(self.charts))
 
     def _measured(self) -> tuple:
-        """What changes from move to move among what constrained layout measures: the labels
-        beside each free colour bar and on each free value axis, and which legends show."""
+        """What changes from move to move among what constrained layout measures: how far the
+        labels beside each free colour bar and on each free value axis reach, which legends show."""
         found = []
         for chart in self.charts:
             if hasattr(chart, "image"):  # a Heatmap
@@ -93,9 +95,18 @@ class Drawer:
 
 
 def _labels(axis) -> tuple:
-    """The tick labels (and offset, "1e-9") an Axis shows at its present scale."""
-    return tuple(t.label1.get_text() + "|" + t.label2.get_text() for t in axis._update_ticks()) \
-        + (axis.offsetText.get_text(),)
+    """How far the tick labels of a vertical Axis reach out to either side of its Axes, in
+    pixels, and its offset text ("1e-9"): what constrained layout reads of them. (How high
+    they reach matters only beyond the parent Axes' own titles and labels: never here.)"""
+    renderer = axis.figure.canvas.get_renderer()
+    box = axis.axes.bbox
+    left = right = 0.0
+    for tick in axis._update_ticks():
+        for label in (tick.label1, tick.label2):
+            if label.get_visible() and label.get_text():
+                extent = label.get_window_extent(renderer)
+                left, right = max(left, box.x0 - extent.x0), max(right, extent.x1 - box.x1)
+    return round(left, 3), round(right, 3), axis.offsetText.get_text()
 
 
 def _positions(figure) -> list:

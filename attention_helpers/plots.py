@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
 
 from .alt_text import axis_name, describe, join, plain, register, set_description
 
@@ -37,6 +38,17 @@ def _number(value, fmt) -> str:
     text = format(value, fmt)
     mantissa = text.split("e")[0]
     return text[1:] if text.startswith("-") and not any(c in "123456789" for c in mantissa) else text
+
+
+def _tick_label(value, fmt) -> str:
+    """A colour-bar label: as the cells write numbers, unless that would round this one off."""
+    text = _number(value, fmt)
+    try:
+        shown = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+        exact = abs(shown - value) <= 1e-9 * max(1.0, abs(value))
+    except ValueError:
+        exact = False
+    return (text if exact else f"{value:g}").replace("-", "\N{MINUS SIGN}")
 
 
 def _new_axes(ax, size):
@@ -111,7 +123,10 @@ class Heatmap:
         self.hatch = ax.add_collection(PolyCollection(
             [], facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0), autolim=False)
         self.legend = None  # made when a cell is first masked
-        self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85) if colorbar else None
+        self.colorbar = None
+        if colorbar:  # its labels written as the cells' numbers are, so the two read alike
+            self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85)
+            self.colorbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick_label(v, fmt)))
         register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.update(values)
 

@@ -204,3 +204,16 @@ def test_grouped_bars_write_each_value_on_its_bar():
     assert not ah.grouped_bar_chart(series, ["cat", "fish"], value_labels=False).texts
     with pytest.raises(ValueError, match="series 'x' needs one value per label"):
         ah.grouped_bar_chart({"x": [1.0]}, ["cat", "fish"])
+
+
+@pytest.mark.parametrize("values, fmt", [([[5.0, 20.0]], ".0f"), ([[-0.98, 0.82]], ".2f"),
+                                         ([[0.013, 0.047]], ".2f")])
+def test_colour_bar_labels_say_the_value_at_their_tick(values, fmt):
+    hm = ah.heatmap(values, fmt=fmt)
+    hm.ax.figure.canvas.draw()
+    bar = hm.colorbar.ax
+    shown = [(tick, label.get_text()) for tick, label in zip(bar.get_yticks(), bar.get_yticklabels())
+             if hm.limits[0] <= tick <= hm.limits[1]]
+    assert len(shown) >= 2
+    for tick, label in shown:  # written as the cells are where that is exact (7.5 is not "8")
+        assert float(label.replace("\N{MINUS SIGN}", "-")) == pytest.approx(tick, abs=1e-9)
