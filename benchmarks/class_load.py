@@ -12,11 +12,13 @@ What runs, all on 127.0.0.1 in a temporary folder (removed at the end):
   image built from binder/ has them; --no-settings leaves them out.
 - A bare git repository cloned from this clone's HEAD, which every student
   pulls with a real nbgitpuller link (/hub/user-redirect/git-pull?repo=...).
+  The kernels import the helper from that pulled copy (PYTHONPATH), as in an
+  image with the course installed, not from this environment's install.
 
 Each student, in a thread of this process, does what a browser does: opens
-the link (the hub's login form, the "Launch server" button, the OAuth
-redirects to the student's server, then nbgitpuller's progress stream, which
-its page reads), opens the notebook (POST api/sessions, as JupyterLab does),
+the link (the hub's login form, the spawn that follows, the OAuth redirects
+to the student's server, then nbgitpuller's progress stream, which its page
+reads), opens the notebook (POST api/sessions, as JupyterLab does),
 connects to the kernel's WebSocket through the proxy with JupyterLab's
 protocol (v1.kernel.websocket.jupyter.org), sends every code cell's
 execute_request at once (Run All), and then moves the first slider of the
@@ -52,7 +54,8 @@ the measurement starts):
   showed that value, to the idle of its move). A burst whose last value's
   picture does not come within --answer-timeout counts as "stopped answering".
 - CPU over the dragging: per process kind (kernels, single-user servers,
-  proxy, hub, and this client), in cores (CPU seconds / wall seconds);
+  proxy, hub, and this client), in cores (CPU seconds / wall seconds), and
+  the kernels' CPU per picture that arrived;
   memory per student: resident memory of its server plus its kernel after
   the drags, and the kernels' peak.
 
@@ -330,7 +333,8 @@ class Student:
         r = self.http.post(r.url, data=form, timeout=60)
         if not self.cookie("jupyterhub-session-id") and not self.cookie("jupyterhub-hub-login"):
             raise RuntimeError(f"{self.name}: login failed ({r.status_code} at {r.url})")
-        # The server is not running: the page's "Launch server" button.
+        # The login's redirect starts the server; if it did not (a hub that shows a
+        # "Launch server" button instead), this is that button.
         self.http.get(f"{hub}/hub/spawn/{self.name}?{urlencode({'next': self.link()})}", timeout=60)
         deadline = time.monotonic() + self.timeout
         while True:  # the spawn-pending page, until the link lands on the server's git-pull page
