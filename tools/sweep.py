@@ -11,7 +11,7 @@ from tools import same_picture
 
 # Runs inside the notebook's kernel after the notebook: every Panel the
 # notebook made, every slider to its minimum and maximum, warnings as errors;
-# at each end the panel's scales must cover the values without a new layout,
+# at each end the panel's colour scales and value axes must cover the values,
 # and its picture must be what a full draw of its figure gives.
 SWEEP = r'''
 __SAME_PICTURE__
@@ -43,7 +43,6 @@ for _name, _panel in list(globals().items()):
     if _name.startswith("_") or not isinstance(_panel, _ah.Panel) or id(_panel) in _seen:
         continue
     _seen.add(id(_panel))
-    _layout = [ax.get_position().bounds for ax in _panel.figure.axes]  # where each Axes sits
     for _key, _slider in _panel.sliders.items():
         _before = (_slider.index if hasattr(_slider, "options") else _slider.value)
         for _attr, _end in _ends(_slider):
@@ -53,10 +52,10 @@ for _name, _panel in list(globals().items()):
                 _outs = _panel.outputs()
             _finite = all(bool(_np.all(_np.isfinite(_np.asarray(o, dtype=float))))
                           for o in _outs if not isinstance(o, str))
-            # the colour scales and value axes cover what this end shows, in the layout made at the start
-            _covered = [ax.get_position().bounds for ax in _panel.figure.axes] == _layout and all(
-                a is None or a.limits[0] <= _np.min(o) and _np.max(o) <= a.limits[1]
-                for a, o in zip(_panel.artists, _outs))
+            # the colour scales and value axes cover what this end shows
+            _covered = all(a is None or a.limits[0] <= _np.nanmin(_np.where(_np.isfinite(o), o, _np.nan))
+                           and _np.nanmax(_np.where(_np.isfinite(o), o, _np.nan)) <= a.limits[1]
+                           for a, o in zip(_panel.artists, _outs))
             _report.append([_name, _key, _attr, float(_end), _finite, len(_panel.png), _covered,
                             *_fast_equals_full_draw(_panel)])
         setattr(_slider, "index" if hasattr(_slider, "options") else "value", _before)
