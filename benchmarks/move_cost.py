@@ -1,21 +1,16 @@
-"""What one slider move costs the kernel, per panel: the panel's own redraw
-against a plain full redraw of the same figure, in the same run.
+"""What one slider move costs the kernel, per panel: the fast path (the default)
+against the plain path, `Panel(fast=False)`, in the same run.
 
     python -m benchmarks.move_cost [--notebooks 00 09] [--moves 40]
 
-Runs each notebook's code in this process (IPython, the Agg backend), finds
-every ah.Panel it made, and moves each panel's first slider back and forth
-over its range. Before every move it sleeps 150 ms, as a student pauses
-between key presses (a CPU that has been idle runs the next move slower than
-a tight loop would). Per move it records the CPU time of this thread for:
-
-  panel      slider.value = v: compute, update the views, _fastdraw.png, the
-             text alternative (everything the kernel does for a move);
-  full draw  the same views updated, then the whole figure drawn by
-             matplotlib and saved as PNG by Pillow (no blitting, no lookup
-             tables, no pasted numbers, Pillow's own PNG encoder).
-
-Both include computing the panel's results. Prints p50 and p90 per panel
+Runs each notebook's code in this process (IPython, the Agg backend) twice:
+once as it is, once with every ah.Panel built with fast=False. In each run it
+moves each panel's first slider back and forth over its range. Before every
+move it sleeps 150 ms, as a student pauses between key presses (a CPU that
+has been idle runs the next move slower than a tight loop would). Per move it
+records the CPU time of this thread for `slider.value = v`: compute, update
+the views, the picture (fast: _fastdraw redraws what moved; plain:
+matplotlib's full draw with its layout, print_png), the text alternative. Prints p50 and p90 per panel
 and the ratio. This is the kernel's share of a move; the browser benchmark
 (slider_latency.py) measures the whole trip.
 """
@@ -72,39 +67,40 @@ def values_of(slider) -> list:
     return there + there[::-1]
 
 
-def full_draw(panel) -> bytes:
-    """The same move drawn the plain way: update the views, draw the whole figure, PNG by Pillow."""
-    for artist, result in zip(panel.artists, panel.outputs()):
-        if artist is not None:
-            artist.update(result)
-    buffer = io.BytesIO()
-    panel.figure.canvas.print_png(buffer)
-    return buffer.getvalue()
-
-
-def measure(panel, moves: int) -> tuple[list, list]:
-    """CPU ms per move: the panel's own moves first, then the plain full draws (a full
-    draw makes the panel draw its saved background afresh on its next move)."""
+def measure(panel, moves: int) -> list:
+    """CPU ms of this thread per move of the panel's first slider."""
     slider = next(iter(panel.sliders.values()))
     values = values_of(slider)
-    fast, full = [], []
+    times = []
     for k in range(moves):
         time.sleep(0.15)
         start = time.thread_time()
         slider.value = values[k % len(values)]
-        fast.append(1000 * (time.thread_time() - start))
-    for k in range(moves):
-        panel._holding = True  # move the slider without the panel's redraw: full_draw draws instead
-        try:
-            slider.value = values[k % len(values)]
-        finally:
-            panel._holding = False
-        time.sleep(0.15)
-        start = time.thread_time()
-        full_draw(panel)
-        full.append(1000 * (time.thread_time() - start))
-    panel.redraw()  # the panel's own picture again
-    return fast, full
+        times.append(1000 * (time.thread_time() - start))
+    return times
+
+
+@contextlib.contextmanager
+def panels_built(fast: bool):
+    """Every ah.Panel the notebook builds gets `fast` unless it names its own."""
+    defaults = ah.Panel.__init__.__kwdefaults__
+    before = defaults["fast"]
+    defaults["fast"] = fast
+    try:
+        yield
+    finally:
+        defaults["fast"] = before
+
+
+def measured(path: Path, fast: bool, moves: int) -> dict:
+    """{panel name: CPU ms per move} for one run of the notebook."""
+    shell = InteractiveShell.instance()
+    try:
+        with panels_built(fast):
+            return {name: measure(panel, moves) for name, panel in run_notebook(shell, path)}
+    finally:
+        shell.reset(new_session=False)
+        InteractiveShell.clear_instance()
 
 
 def main(argv=None) -> int:
@@ -117,18 +113,19 @@ def main(argv=None) -> int:
         notebooks = [p for p in notebooks if p.name.split("_")[0] in args.notebooks]
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.moves} moves per panel, "
           "CPU ms of the kernel's thread per move")
-    print("| panel | panel p50 | panel p90 | full draw p50 | full draw p90 | panel / full draw |")
+    print("| panel | fast p50 | fast p90 | plain (fast=False) p50 | plain p90 | fast / plain |")
     print("|---|---|---|---|---|---|")
+
+    def p90(values):
+        return sorted(values)[int(0.9 * (len(values) - 1))]
+
     for path in notebooks:
-        shell = InteractiveShell.instance()
-        for name, panel in run_notebook(shell, path):
-            fast, full = measure(panel, args.moves)
-            p90 = lambda v: sorted(v)[int(0.9 * (len(v) - 1))]  # noqa: E731
-            print(f"| {path.stem} `{name}` | {statistics.median(fast):.1f} | {p90(fast):.1f} "
-                  f"| {statistics.median(full):.1f} | {p90(full):.1f} "
-                  f"| {statistics.median(fast) / statistics.median(full):.2f} |", flush=True)
-        shell.reset(new_session=False)
-        InteractiveShell.clear_instance()
+        fast, plain = measured(path, True, args.moves), measured(path, False, args.moves)
+        for name in fast:
+            f, p = fast[name], plain[name]
+            print(f"| {path.stem} `{name}` | {statistics.median(f):.1f} | {p90(f):.1f} "
+                  f"| {statistics.median(p):.1f} | {p90(p):.1f} "
+                  f"| {statistics.median(f) / statistics.median(p):.2f} |", flush=True)
     print("\nproduced by: python -m benchmarks.move_cost --moves", args.moves,
           *(["--notebooks", *args.notebooks] if args.notebooks else []))
     return 0
