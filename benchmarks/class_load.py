@@ -300,7 +300,7 @@ class Student:
         self.throttle = throttle  # False: a page without ipywidgets' throttle, one message per key press
         self.http = requests.Session()
         self.session = uuid.uuid4().hex
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # RLock: last_value_answered runs inside events.wait_for
         self.models: dict[str, dict] = {}  # comm_id -> state, from the kernel's comm_open
         self.displayed: list[str] = []  # model ids of displayed widgets, in output order
         self.replies: dict[str, dict] = {}  # msg_id -> execute_reply content
@@ -529,10 +529,9 @@ def rest_moves(student: Student, moves: int, rng: random.Random, timeout: float)
         time.sleep(rng.uniform(1.0, 1.5))
         t = student.press()
         value = student.value
-        deadline = t + timeout
-        while (answered := student.last_value_answered(value)) is None and time.monotonic() < deadline:
-            time.sleep(0.002)
-        if answered is not None:
+        with student.events:  # woken by every message the student's page receives
+            answered = student.events.wait_for(lambda v=value: student.last_value_answered(v), timeout)
+        if answered:
             out.append(answered - t)
     return out
 
@@ -549,12 +548,13 @@ def drag(student: Student, bursts: int, rng: random.Random, timeout: float, star
             time.sleep(max(0.0, first + k * gap - time.monotonic()))
             last = student.press()
         value = student.value
-        while (answered := student.last_value_answered(value)) is None and time.monotonic() < last + timeout:
-            time.sleep(0.002)
+        with student.events:
+            answered = student.events.wait_for(lambda v=value: student.last_value_answered(v),
+                                               max(0.0, last + timeout - time.monotonic()))
         with student.lock:
             shown = sum(first <= t <= last for t in student.picture_times)
-        out.append({"pictures_per_s": shown / (last - first), "last_value_s": None if answered is None
-                    else answered - last, "presses": presses})
+        out.append({"pictures_per_s": shown / (last - first), "last_value_s": answered - last if answered
+                    else None, "presses": presses})
         time.sleep(rng.uniform(1.5, 2.5))
     return out
 
