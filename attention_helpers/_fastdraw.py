@@ -101,11 +101,12 @@ def _labels(axis) -> tuple:
     renderer = axis.figure.canvas.get_renderer()
     box = axis.axes.bbox
     left = right = 0.0
-    for tick in axis._update_ticks():
-        for label in (tick.label1, tick.label2):
-            if label.get_visible() and label.get_text():
-                extent = label.get_window_extent(renderer)
-                left, right = max(left, box.x0 - extent.x0), max(right, extent.x1 - box.x1)
+    labels = [label for tick in axis._update_ticks() for label in (tick.label1, tick.label2)]
+    labels += axis.axes.texts  # a Heatmap's room kept for its widest label (keep_room_for)
+    for label in labels:
+        if label.get_visible() and label.get_text():
+            extent = label.get_window_extent(renderer)
+            left, right = max(left, box.x0 - extent.x0), max(right, extent.x1 - box.x1)
     return round(left, 3), round(right, 3), axis.offsetText.get_text()
 
 

@@ -128,7 +128,33 @@ class Heatmap:
             self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85)
             self.colorbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick_label(v, fmt)))
         register(ax, self, [self.colorbar.ax] if colorbar else [])
+        self.label_room = None  # see keep_room_for
         self.update(values)
+
+    def keep_room_for(self, ranges) -> None:
+        """Keep room beside a free colour bar for the widest label it shows for any of the
+        value ranges `ranges` [(low, high), ...]: the layout then stays put while the scale
+        moves within them (a slider panel passes the ranges its sliders' ends give). The room
+        is an invisible copy of that label, where the labels stand."""
+        if self.colorbar is None or self.fixed_limits:
+            return
+        axis, renderer = self.colorbar.ax.yaxis, self.ax.figure.canvas.get_renderer()
+        size = axis.get_ticklabels()[0].get_fontproperties() if axis.get_ticklabels() else None
+        labels = {_tick_label(v, self.fmt) for low, high in ranges if high > low
+                  for v in axis.get_major_locator().tick_values(low, high) if low <= v <= high}
+        if not labels:
+            return
+        # One digit more than the widest: labels between those ends (0.75 beside 0.50) differ
+        # from them by a fraction of a pixel, which would move the layout.
+        width = lambda t: renderer.get_text_width_height_descent(t, size, ismath=False)[0]  # noqa: E731
+        widest = max(labels, key=width) + "0"
+        if self.label_room is None:
+            pad = plt.rcParams["ytick.major.size"] + plt.rcParams["ytick.major.pad"]  # where labels start
+            self.label_room = self.colorbar.ax.annotate(
+                widest, xy=(1, 0.5), xycoords="axes fraction", xytext=(pad, 0), textcoords="offset points",
+                ha="left", va="center", fontproperties=size, alpha=0.0)
+        else:
+            self.label_room.set_text(widest)
 
     @property
     def limits(self) -> tuple[float, float]:
@@ -153,7 +179,8 @@ class Heatmap:
         self.image.set_data(shown)
         if not self.fixed_limits:
             lo, hi = (float(np.nanmin(shown)), float(np.nanmax(shown))) if not masked.all() else (0.0, 1.0)
-            self.image.set_clim(lo, hi if hi > lo else lo + 1e-9)
+            # every value the same: a scale of ±0.5 around it, not one of 1e-9 with an offset label
+            self.image.set_clim(*((lo, hi) if hi > lo else (lo - 0.5, lo + 0.5)))
         # dark text on the light (yellow) end of viridis, white on the dark end
         light = np.asarray(self.image.norm(np.nan_to_num(shown))) > 0.55
         for (i, j), v in np.ndenumerate(values):

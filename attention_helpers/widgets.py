@@ -109,8 +109,15 @@ class Panel:
         results = self._results()
         self.artists = [_make_view(view, next(axes), result) if view["kind"] != "text" else None
                         for view, result in zip(self.views, results)]
-        if any(isinstance(a, Bars) and not a.probabilities for a in self.artists):
-            self._fix_value_axes(self._results_at_the_ends())
+        # At the sliders' ends: one value axis per bar chart, and room beside each free colour
+        # bar for the widest label it can show, so the layout stays put while a student drags.
+        free = [k for k, a in enumerate(self.artists) if isinstance(a, Heatmap) and a.colorbar
+                and not a.fixed_limits]
+        if free or any(isinstance(a, Bars) and not a.probabilities for a in self.artists):
+            ends = self._results_at_the_ends(mixes=16 if free else 0)
+            self._fix_value_axes(ends)
+            for k in free:
+                self.artists[k].keep_room_for([_value_range(r[k]) for r in ends])
         # Constrained layout measures the figure as last drawn: one draw first settles the layout.
         self.figure.canvas.draw()
         self.fast = fast
@@ -241,12 +248,15 @@ class Panel:
             self._show(self._results(), fresh=True)
 
     # ---- bar charts: one value axis over the sliders' ends ------------------
-    def _results_at_the_ends(self) -> list:
-        """compute's results at the start values, with each slider alone at either end, and
-        with all at their low or all at their high ends: where bars are tallest, most often."""
+    def _results_at_the_ends(self, mixes=0) -> list:
+        """compute's results at the start values, with each slider alone at either end, with
+        all at their low or all at their high ends, and at `mixes` seeded mixes of ends: where
+        values (products of weights) are largest, most often."""
         ends = {key: _ends(s) for key, s in self.sliders.items()}
+        rng = np.random.default_rng(0)
         settings = ([{}] + [{key: end} for key in ends for end in ends[key]]
-                    + [{key: e[0] for key, e in ends.items()}, {key: e[-1] for key, e in ends.items()}])
+                    + [{key: e[0] for key, e in ends.items()}, {key: e[-1] for key, e in ends.items()}]
+                    + [{key: e[rng.integers(len(e))] for key, e in ends.items()} for _ in range(mixes)])
         found = []
         for setting in settings:
             try:

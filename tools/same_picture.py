@@ -11,7 +11,7 @@ import numpy as np
 def visible_texts(figure) -> list:
     """Every text the figure shows (numbers in cells, on bars, beside colour bars, titles)."""
     return [t for t in figure.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontproperties"))
-            if t.get_visible() and t.get_text()]
+            if t.get_visible() and t.get_text() and t.get_alpha() != 0]  # alpha 0: room kept, never seen
 
 
 def picture_differences(texts, live: np.ndarray, full: np.ndarray, renderer) -> tuple[int, float]:
