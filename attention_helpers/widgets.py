@@ -313,6 +313,7 @@ class Panel:
             print("\n".join(texts))
         # The live picture, at the notebook's usual resolution.
         self.redraw()
+        _inline_pictures()
         with self._lock:
             self.figure.set_dpi(mpl.rcParams["figure.dpi"])
             try:
@@ -320,6 +321,24 @@ class Panel:
             finally:
                 self.figure.set_dpi(self.dpi)
                 self.figure.canvas.draw()  # laid out again at the live picture's resolution
+
+
+def _inline_pictures() -> None:
+    """Make sure IPython shows a Figure as a picture: the inline backend sets that up when
+    pyplot first loads it, which a notebook that has drawn nothing with pyplot never did."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    try:
+        shell.display_formatter.formatters["image/png"].lookup_by_type(Figure)
+    except KeyError:
+        import matplotlib.pyplot as plt
+
+        plt.switch_backend(mpl.get_backend())  # loads the backend, which registers its formatters
 
 
 def _make_view(view, ax, result):
