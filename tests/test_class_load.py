@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from benchmarks import class_load
+from tools import class_load
 
 pytestmark = pytest.mark.slow
 NOTEBOOK = "00_input_matrix.ipynb"  # the shortest Run All with a panel of FloatSliders
