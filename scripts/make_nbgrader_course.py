@@ -70,14 +70,12 @@ HIDDEN = """\
 ### BEGIN HIDDEN TESTS
 # The grade (scripts/nbgrader_autograder.py): a fresh private copy of the checks, not ah.checks.
 __tracebackhide__ = True  # IPython: a failure's traceback shows the hint, not this cell (and its reference)
-import importlib.util as _grading_util, pathlib as _grading_path
+import pathlib as _grading_path
 _grading_folder = _grading_path.Path.cwd()
-_grading_spec = _grading_util.spec_from_file_location("_attention_autograder",
-                                                      _grading_folder / {file!r})
-_grader = _grading_util.module_from_spec(_grading_spec)
-_grading_spec.loader.exec_module(_grader)
-_grader.verdict(globals(), _grading_folder, {call!r}, {answers!r}, forbidden={forbidden!r},
-                seed={seed}, reference={reference!r})
+_grader = {{"__name__": "_attention_autograder"}}  # run from its file, into a namespace of its own
+exec(compile((_grading_folder / {file!r}).read_text(), {file!r}, "exec"), _grader)
+_grader["verdict"](globals(), _grading_folder, {call!r}, {answers!r}, forbidden={forbidden!r},
+                   seed={seed}, reference={reference!r})
 ### END HIDDEN TESTS"""
 WRITTEN_STUB = "YOUR ANSWER HERE"
 CONFIG = '''\

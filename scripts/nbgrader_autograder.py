@@ -1,7 +1,7 @@
 """The verdict of a graded check cell in the nbgrader course (copied beside each notebook).
 
 scripts/make_nbgrader_course.py puts a hidden test (`### BEGIN HIDDEN TESTS`) into every
-graded check cell. That test loads this file by its path under a private name and
+graded check cell. That test runs this file's source into a namespace of its own and
 calls `verdict(...)`, which decides the exercise's points without trusting anything an
 answer cell could have changed:
 
