@@ -14,9 +14,7 @@ Chromium: $CHROMIUM_PATH, else chromium (or Chrome) on the PATH.
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,7 @@ import nbformat
 import numpy as np
 
 import attention_helpers as ah  # run as `python -m scripts.build_cheat_sheet`: the clone's own helpers
+from tools.jupyterlab_driver import find_chromium  # $CHROMIUM_PATH, else Chromium on the PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -176,15 +175,6 @@ above is computed, not typed. The notebooks: 00 input matrix · 01 Q, K, V proje
 advanced: 07 positions and RoPE · 08 the decoder block · 09 tiled attention.</footer>
 </body></html>
 """
-
-
-def find_chromium() -> str | None:
-    if os.environ.get("CHROMIUM_PATH"):
-        return os.environ["CHROMIUM_PATH"]
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 def print_pdf(page: Path, pdf: Path, chromium: str | None = None) -> None:

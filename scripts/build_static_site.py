@@ -42,9 +42,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def repository_url() -> str:
-    """The course's public address, declared once in pyproject.toml."""
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    return re.search(r'^Repository\s*=\s*"([^"]+)"', text, re.M).group(1).rstrip("/")
+    """The course's public address, declared once in pyproject.toml (read by set_repository)."""
+    return f"https://github.com/{set_repository.repository()}"
 
 
 TEACHERS_ONLY = ("teachers", "solutions")  # folders the student edition never links to

@@ -1,9 +1,9 @@
-"""What the project declares about itself: pyproject.toml's ranges, the lock's pins and
-the repository's address, read in one place for the tests, benchmarks and scripts."""
+"""What the project declares about itself: pyproject.toml's ranges and the lock's pins,
+read in one place for the tests. (The repository's address and release tag are read by
+scripts/set_repository.py, which also rewrites the links that name them.)"""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -40,23 +40,3 @@ def locked(python: str) -> dict[str, str]:
                 raise ValueError(f"the lock pins {name} twice for Python {python}")
             pins[name] = str(req.specifier).removeprefix("==")
     return pins
-
-
-def repository_url(pyproject: Path = PYPROJECT) -> str:
-    """The course's public address: `Repository` under [project.urls], without a trailing /."""
-    urls = tomllib.loads(pyproject.read_text()).get("project", {}).get("urls", {})
-    if "Repository" not in urls:
-        raise ValueError(f"{pyproject.name} has no Repository under [project.urls]")
-    return urls["Repository"].rstrip("/")
-
-
-GITHUB = re.compile(r"https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?")
-
-
-def repository(pyproject: Path = PYPROJECT) -> str:
-    """OWNER/NAME of the course's GitHub repository."""
-    url = repository_url(pyproject)
-    match = GITHUB.fullmatch(url)
-    if not match:
-        raise ValueError(f"Repository must be https://github.com/OWNER/NAME, got {url!r}")
-    return f"{match[1]}/{match[2]}"
