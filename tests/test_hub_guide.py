@@ -60,7 +60,7 @@ def test_config_yaml_has_the_image_memory_and_default_url():
 def test_sizing_table_has_every_notebook_under_the_budget():
     rows, _ = sizing()
     kernels = {label: v for label, v in rows.items() if re.fullmatch(r"\d\d\w*_\w+|cheat_sheet", label)}
-    assert set(kernels) == {p.stem for p in kernel_memory.NOTEBOOKS}, "re-run python -m benchmarks.kernel_memory"
+    assert set(kernels) == {p.stem for p in kernel_memory.NOTEBOOKS}, "run python -m benchmarks.kernel_memory"
     for label, (run_all, sliders) in kernels.items():
         assert run_all < kernel_memory.KERNEL_BUDGET_MIB, label
         assert sliders >= run_all, f"{label}: moving sliders cannot lower the peak"

@@ -4,6 +4,7 @@ scripts/set_repository.py, which also rewrites the links that name them.)"""
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -31,7 +32,9 @@ def lock_lines() -> list[Requirement]:
 
 def locked(python: str) -> dict[str, str]:
     """{name: version} that the lock installs on this Python version ("3.10", ...)."""
-    env = {"python_version": python, "python_full_version": python + ".0"}
+    # the running Python's own full version where it is that one: the lock may split at a patch release
+    full = platform.python_version() if platform.python_version().startswith(python + ".") else python + ".0"
+    env = {"python_version": python, "python_full_version": full}
     pins = {}
     for req in lock_lines():
         if req.marker is None or req.marker.evaluate(env):
