@@ -152,6 +152,7 @@ def tiles_panel(**options):
                     controls={"steps": steps}, **options)
 
 
+@pytest.mark.slow  # every slider of five panels to both ends, drawn both ways
 @pytest.mark.parametrize("make", [make_panel, small_panel, masked_panel, cache_panel, tiles_panel])
 def test_the_fast_path_draws_what_the_plain_full_draw_draws_at_every_slider_end(make):
     fast, plain = make(), make(fast=False)
@@ -266,6 +267,7 @@ def inside_the_figure(panel) -> bool:
                for b in (ax.get_tightbbox(renderer) for ax in panel.figure.axes))
 
 
+@pytest.mark.slow  # every slider to both ends
 def test_at_every_slider_end_the_scales_cover_the_values():
     panel = make_panel()
     heat_scores, bars = panel.artists[1], panel.artists[2]
@@ -374,6 +376,7 @@ def test_set_rejects_bad_names_shapes_and_values_before_moving_anything(values, 
     assert panel.png == picture
 
 
+@pytest.mark.slow  # every slider to both ends
 def test_every_slider_at_both_ends_gives_finite_values_and_no_warning():
     panel = small_panel()
     with warnings.catch_warnings():
