@@ -4,10 +4,9 @@ typical slip is recognised by its key (check.mistake), never by the hint's wordi
 import numpy as np
 import pytest
 
+import solutions.nb10 as sol
 from attention_helpers.checks import check_dV, check_softmax_backward, check_train_step
-from tools.notebooks import ROOT, load_solutions, notebook_values
-
-sol = load_solutions("10")
+from tools.notebooks import ROOT, notebook_values
 
 
 def failed(check, kind, mistake=None):

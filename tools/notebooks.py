@@ -86,21 +86,6 @@ def run_code(client: NotebookClient, source: str) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-def load_solutions(number: str):
-    """solutions/nbNN.py as a module. solutions/ sits outside the package on
-    purpose, so a teacher can hand out the course without it."""
-    import importlib
-
-    return importlib.import_module(f"solutions.nb{number}")
-
-
-def hint(check) -> str:
-    """The message of a check that must fail (the test fails if it passed)."""
-    assert not check, f"expected a hint, got {check.text}"
-    assert check.text.startswith("❌")
-    return check.text
-
-
 def code_sources(path: Path) -> list[str]:
     """The source of every code cell of a notebook, in order."""
     return [c.source for c in read(path).cells if c.cell_type == "code"]
