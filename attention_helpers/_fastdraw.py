@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import threading
+import time
 import weakref
 import zlib
 
@@ -66,48 +67,66 @@ class Drawer:
         A full draw solves the layout once per draw. Solving it again changes nothing
         once it has settled and nothing it measures has changed: only then is it skipped."""
         figure = self.figure
-        measured = self._measured()
+        ticks = {}  # each measured axis's ticks, worked out once for measuring and drawing
+        measured = self._measured(ticks)
         changed = fresh or measured != self._solved or self._draws != self._draws_seen
         if changed or not self._settled:
-            before = _positions(figure)
             engine = figure.get_layout_engine()
-            if engine is not None:
-                engine.execute(figure)
-            self._settled = _positions(figure) == before
+            for _ in range(3):  # solved until it stays put, so that the next move needs no solving
+                before = _positions(figure)
+                if engine is not None:
+                    engine.execute(figure)
+                self._settled = _positions(figure) == before
+                if self._settled:
+                    break
             # drawn afresh even if nothing moved: a draw also places each colour bar in its slot
             picture = png(figure, moving(self.charts), fresh=True)
             self._solved, self._draws_seen = self._measured(), self._draws
             return picture
-        return png(figure, moving(self.charts))
+        return png(figure, moving(self.charts), ticks=ticks)
 
-    def _measured(self) -> tuple:
+    def _measured(self, ticks=None) -> tuple:
         """What changes from move to move among what constrained layout measures: how far the
-        labels beside each free colour bar and on each free value axis reach, which legends show."""
+        labels beside each free colour bar and on each free value axis reach, which legends show.
+        `ticks`, a dict, gets each of those axes' ticks."""
+        ticks = {} if ticks is None else ticks
         found = []
         for chart in self.charts:
             if hasattr(chart, "image"):  # a Heatmap
                 found.append(chart.legend is not None and chart.legend.get_visible())
                 if chart.colorbar is not None and not chart.fixed_limits:
-                    found.append(_labels(chart.colorbar.ax.yaxis))
+                    found.append(_labels(chart.colorbar.ax.yaxis, ticks))
             elif chart.value_range is None:  # Bars whose value axis follows the values
-                found.append(_labels(chart.ax.yaxis))
+                found.append(_labels(chart.ax.yaxis, ticks))
         return tuple(found)
 
 
-def _labels(axis) -> tuple:
+def _labels(axis, ticks) -> tuple:
     """How far the tick labels of a vertical Axis reach out to either side of its Axes, in
     pixels, and its offset text ("1e-9"): what constrained layout reads of them. (How high
     they reach matters only beyond the parent Axes' own titles and labels: never here.)"""
     renderer = axis.figure.canvas.get_renderer()
     box = axis.axes.bbox
     left = right = 0.0
-    labels = [label for tick in axis._update_ticks() for label in (tick.label1, tick.label2)]
+    ticks[axis] = axis._update_ticks()
+    labels = [label for tick in ticks[axis] for label in (tick.label1, tick.label2)]
     labels += axis.axes.texts  # a Heatmap's room kept for its widest label (keep_room_for)
     for label in labels:
         if label.get_visible() and label.get_text():
-            extent = label.get_window_extent(renderer)
-            left, right = max(left, box.x0 - extent.x0), max(right, extent.x1 - box.x1)
+            # A vertical axis's label moves up and down only: how far it reaches sideways
+            # depends on its text and where its column stands, so it is measured once.
+            x = label.get_transform().transform(label.get_position())[0]
+            key = (label.get_text(), label.get_horizontalalignment(), label.get_fontsize(), round(x, 3),
+                   axis.figure.dpi)
+            if key not in _REACH:
+                extent = label.get_window_extent(renderer)
+                _REACH[key] = extent.x0 - x, extent.x1 - x
+            x0, x1 = _REACH[key]
+            left, right = max(left, box.x0 - (x + x0)), max(right, x + x1 - box.x1)
     return round(left, 3), round(right, 3), axis.offsetText.get_text()
+
+
+_REACH = {}  # (text, alignment, size, column, dpi) -> how far left and right of its anchor it reaches
 
 
 def _positions(figure) -> list:
@@ -117,17 +136,16 @@ def _positions(figure) -> list:
 
 def moving(charts) -> list:
     """What changes when the charts update, in matplotlib's drawing order: a heatmap's
-    cells, masked-cell hatching, frame and numbers, and its colour bar when its scale
-    follows the values; a bar chart's bars, frame and numbers (or the whole chart when its
+    cells, masked-cell hatching, frame and numbers, and its colour bar's ticks when its
+    scale follows the values; a bar chart's bars, frame and numbers (or the whole chart when its
     value axis follows the values)."""
     found = []
     for chart in charts:
         if hasattr(chart, "image"):  # a Heatmap
             cells = [t for row in chart.texts for t in row]
             found += [chart.image, chart.hatch, *chart.ax.spines.values(), *cells]
-            bar = chart.colorbar
-            if bar is not None and not chart.fixed_limits:
-                found += [bar.solids, bar.outline, bar.ax.yaxis]
+            if chart.colorbar is not None and not chart.fixed_limits:
+                found.append(chart.colorbar.ax.yaxis)  # the bar itself never changes: its labels do
         elif chart.value_range is None:  # Bars whose value axis follows the values
             found.append(chart.ax)
         else:
@@ -136,21 +154,44 @@ def moving(charts) -> list:
 
 
 class Later:
-    """Call `function` once, `seconds` after the last of a burst of calls (a slider's drag)."""
+    """Call `function` once, `seconds` after the last of a burst of calls (a slider's drag).
+
+    One thread waits while calls keep coming and ends once it has called `function`
+    (starting a thread for every call would cost each move about a millisecond)."""
 
     def __init__(self, seconds, function):
-        self.seconds, self.function, self._timer = seconds, function, None
+        self.seconds, self.function = seconds, function
+        self._due, self._thread, self._wake = None, None, threading.Condition()
 
     def __call__(self):
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = threading.Timer(self.seconds, self.function)
-        self._timer.daemon = True
-        self._timer.start()
+        with self._wake:
+            self._due = time.monotonic() + self.seconds
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._wait, daemon=True)
+                self._thread.start()
 
     def cancel(self):
-        if self._timer is not None:
-            self._timer.cancel()
+        with self._wake:
+            self._due = None
+            self._wake.notify()
+
+    def _wait(self):
+        with self._wake:
+            try:
+                while self._due is not None:
+                    left = self._due - time.monotonic()
+                    if left > 0:
+                        self._wake.wait(left)  # a call meanwhile moves _due on: wait again
+                        continue
+                    self._due = None
+                    self._wake.release()
+                    try:
+                        self.function()
+                    finally:
+                        self._wake.acquire()
+            finally:
+                self._thread = None
+
 
 _saved = weakref.WeakKeyDictionary()  # figure -> _Saved, or None when it must be drawn afresh
 
@@ -164,9 +205,10 @@ class _Saved:
         self.anchors = {}  # text -> (its position, where that puts it in pixels)
 
 
-def png(figure, moving, fresh=False) -> bytes:
+def png(figure, moving, fresh=False, ticks=None) -> bytes:
     """The figure as PNG bytes, redrawing only `moving` over a saved picture of the rest
-    (drawn afresh if `fresh`), with the layout as it is."""
+    (drawn afresh if `fresh`), with the layout as it is. `ticks`: {axis: its ticks} already
+    worked out for this picture."""
     canvas = figure.canvas
     if figure not in _saved:  # first call: forget the picture whenever anything draws the figure
         canvas.mpl_connect("draw_event", lambda event: _saved.__setitem__(event.canvas.figure, None))
@@ -183,7 +225,7 @@ def png(figure, moving, fresh=False) -> bytes:
         if isinstance(artist, Text):
             _STAMPS.paste(artist, canvas, saved.anchors)
         elif isinstance(artist, Axis):
-            _draw_axis(artist, canvas)
+            _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist))
         elif isinstance(artist, AxesImage) and artist.get_visible():
             if artist not in saved.cells:
                 saved.cells[artist] = _Cells.learn(artist, renderer)
@@ -196,9 +238,9 @@ def png(figure, moving, fresh=False) -> bytes:
     return _encode(np.asarray(canvas.buffer_rgba()), opaque=_opaque(figure))
 
 
-def _draw_axis(axis, canvas):
+def _draw_axis(axis, canvas, anchors, ticks=None):
     """Draw an Axis as Axis.draw does, its tick labels pasted (an offset text: Axis.draw itself)."""
-    ticks = axis._update_ticks()
+    ticks = axis._update_ticks() if ticks is None else ticks
     if not axis.get_visible() or axis.offsetText.get_text() or axis.label.get_text():
         return axis.figure.draw_artist(axis)
     for tick in ticks:
@@ -208,7 +250,7 @@ def _draw_axis(axis, canvas):
             if line.get_visible():
                 axis.figure.draw_artist(line)
         for label in (tick.label1, tick.label2):
-            _STAMPS.paste(label, canvas)  # its place follows the axis' scale: not remembered
+            _STAMPS.paste(label, canvas, anchors)  # found again whenever its tick moves
 
 
 class _Cells:
@@ -276,15 +318,19 @@ class _Stamps:
         FigureCanvasAgg(figure)
         self.sample = figure.text(0.5, 0.5, "")
         self.pictures = {}
+        # (font, alignments, dpi) -> its number, and back: hashing a font at every paste is slow
+        self.styles, self.style_of = {}, []
 
     def picture(self, text, style):
         """(what to add: 255 x colour x alpha + 0.5 for rounding, what to keep of the pixels
-        under it: 1 - alpha, offset of its top left from the anchor), or None."""
-        key = (text.get_text(), mpl.colors.to_rgba(text.get_color()), style)
+        under it: 1 - alpha, offset of its top left from the anchor), or None.
+        `style` is a number from self.styles."""
+        colour = text.get_color()
+        key = (text.get_text(), colour if isinstance(colour, str) else tuple(colour), style)
         if key not in self.pictures:
             if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
                 self.pictures.clear()
-            self.pictures[key] = self._typeset(key[0], key[1], *style)
+            self.pictures[key] = self._typeset(key[0], mpl.colors.to_rgba(colour), *self.style_of[style])
         return self.pictures[key]
 
     def _typeset(self, string, color, font, ha, va, dpi):
@@ -293,7 +339,8 @@ class _Stamps:
         self.sample.update({"text": string, "color": color, "fontproperties": font,
                             "horizontalalignment": ha, "verticalalignment": va})
         figure, canvas = self.sample.figure, self.sample.figure.canvas
-        figure.set_dpi(dpi)
+        if figure.dpi != dpi:
+            figure.set_dpi(dpi)
         renderer = canvas.get_renderer()
         renderer.clear()  # a transparent canvas with just this text on it
         figure.draw_artist(self.sample)
@@ -315,8 +362,12 @@ class _Stamps:
         anchors = {} if anchors is None else anchors
         anchor = anchors.get(text)
         if anchor is None or anchor[0] != position:
-            style = (text.get_fontproperties(), text.get_horizontalalignment(),
+            style = (text.get_fontproperties().copy(), text.get_horizontalalignment(),
                      text.get_verticalalignment(), text.figure.dpi)
+            if style not in self.styles:
+                self.styles[style] = len(self.style_of)
+                self.style_of.append(style)
+            style = self.styles[style]
             x, y = text.get_transform().transform(position)
             # Rows count from the top, from the figure's (fractional) height, as matplotlib's Agg does.
             anchor = anchors[text] = position, x, canvas.figure.bbox.height - y, style

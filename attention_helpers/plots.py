@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.cm import ScalarMappable
 from matplotlib.collections import PolyCollection
+from matplotlib.colors import Normalize
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator
 
 from .alt_text import axis_name, describe, join, plain, register, set_description
 
@@ -124,9 +126,13 @@ class Heatmap:
             [], facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0), autolim=False)
         self.legend = None  # made when a cell is first masked
         self.colorbar = None
-        if colorbar:  # its labels written as the cells' numbers are, so the two read alike
-            self.colorbar = ax.figure.colorbar(self.image, ax=ax, shrink=0.85)
-            self.colorbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick_label(v, fmt)))
+        if colorbar:
+            # The bar is the colour map drawn once on a fixed 0..1 axis; only its ticks follow
+            # the values, so a slider move redraws a few labels, not the bar. Its labels are
+            # written as the cells' numbers are, so the two read alike.
+            self.colorbar = ax.figure.colorbar(ScalarMappable(Normalize(0, 1), colours), ax=ax, shrink=0.85)
+            self.colorbar.locator = _ScaleTicks(self)
+            self.colorbar.formatter = FuncFormatter(lambda p, _: _tick_label(self.value_at(p), fmt))
         register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.label_room = None  # see keep_room_for
         self.update(values)
@@ -141,7 +147,7 @@ class Heatmap:
         axis, renderer = self.colorbar.ax.yaxis, self.ax.figure.canvas.get_renderer()
         size = axis.get_ticklabels()[0].get_fontproperties() if axis.get_ticklabels() else None
         labels = {_tick_label(v, self.fmt) for low, high in ranges if high > low
-                  for v in axis.get_major_locator().tick_values(low, high) if low <= v <= high}
+                  for v in self.colorbar.locator.values(low, high)}
         if not labels:
             return
         # One digit more than the widest: labels between those ends (0.75 beside 0.50) differ
@@ -161,6 +167,11 @@ class Heatmap:
         """The values the colour scale spans, (low, high)."""
         lo, hi = self.image.get_clim()
         return float(lo), float(hi)
+
+    def value_at(self, height: float) -> float:
+        """The value the colour bar shows at `height` (0 its bottom, 1 its top)."""
+        low, high = self.limits
+        return low + height * (high - low)
 
     @property
     def masked(self) -> np.ndarray:
@@ -229,6 +240,29 @@ class Heatmap:
 
     def __repr__(self) -> str:
         return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
+
+
+class _ScaleTicks(Locator):
+    """A heatmap colour bar's ticks: at round values of the heatmap's scale, as an ordinary
+    axis would pick them, placed on the bar's fixed 0..1 axis."""
+
+    def __init__(self, heatmap):
+        self.heatmap, self._last = heatmap, (None, None)
+
+    def values(self, low, high) -> list[float]:
+        """The round values from low to high that get a tick."""
+        key = (low, high, self.axis.axes.bbox.height)  # how many fit depends on the bar's length
+        if self._last[0] != key:  # (asked several times per draw: worked out once)
+            nice = MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10])  # matplotlib's AutoLocator
+            nice.set_axis(self.axis)
+            close = 1e-10 * (high - low)  # 0.30000000000000004 is a tick of 0..0.3
+            ticks = [float(v) for v in nice.tick_values(low, high) if low - close <= v <= high + close]
+            self._last = key, ticks
+        return self._last[1]
+
+    def __call__(self):
+        low, high = self.heatmap.limits
+        return [(v - low) / (high - low) for v in self.values(low, high)]
 
 
 def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> Heatmap:

@@ -320,7 +320,8 @@ class Panel:
                 display(self.figure)
             finally:
                 self.figure.set_dpi(self.dpi)
-                self.figure.canvas.draw()  # laid out again at the live picture's resolution
+                # laid out again at the live picture's resolution, now rather than on the next move
+                self._drawer.png(fresh=True) if self.fast else self.figure.canvas.draw()
 
 
 def _inline_pictures() -> None:

@@ -208,12 +208,23 @@ def test_grouped_bars_write_each_value_on_its_bar():
 
 @pytest.mark.parametrize("values, fmt", [([[5.0, 20.0]], ".0f"), ([[-0.98, 0.82]], ".2f"),
                                          ([[0.013, 0.047]], ".2f")])
-def test_colour_bar_labels_say_the_value_at_their_tick(values, fmt):
-    hm = ah.heatmap(values, fmt=fmt)
-    hm.ax.figure.canvas.draw()
+def test_colour_bar_labels_say_the_value_of_the_colour_beside_them(values, fmt):
+    hm = ah.heatmap(np.zeros((1, 2)), fmt=fmt)
+    hm.update(values)  # the bar is drawn once: its labels must follow the new scale
+    figure = hm.ax.figure
+    figure.canvas.draw()
+    pixels = np.asarray(figure.canvas.buffer_rgba())
     bar = hm.colorbar.ax
+    low, high = min(values[0]), max(values[0])
     shown = [(tick, label.get_text()) for tick, label in zip(bar.get_yticks(), bar.get_yticklabels())
-             if hm.limits[0] <= tick <= hm.limits[1]]
+             if label.get_text() and 0 <= tick <= 1]
     assert len(shown) >= 2
     for tick, label in shown:  # written as the cells are where that is exact (7.5 is not "8")
-        assert float(label.replace("\N{MINUS SIGN}", "-")) == pytest.approx(tick, abs=1e-9)
+        value = float(label.replace("\N{MINUS SIGN}", "-"))
+        assert tick == pytest.approx((value - low) / (high - low), abs=1e-9)  # the label's height
+        # the bar's colour level with the label (2 px inside the bar's black outline at its ends)
+        bottom, top = bar.bbox.y0, bar.bbox.y1
+        y = min(max(bottom + tick * (top - bottom), bottom + 2), top - 2)
+        colour = pixels[int(figure.bbox.height - y), int(bar.bbox.x0 + bar.bbox.width / 2), :3]
+        expected = np.array(plt.get_cmap("viridis")((y - bottom) / (top - bottom))[:3]) * 255
+        assert np.abs(colour - expected).max() <= 6, (label, colour, expected)

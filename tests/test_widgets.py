@@ -11,6 +11,7 @@ sliders reach.
 
 import base64
 import io
+import time
 import warnings
 from types import SimpleNamespace
 
@@ -26,6 +27,7 @@ import PIL.Image  # noqa: E402
 import pytest  # noqa: E402
 
 import attention_helpers as ah  # noqa: E402
+from attention_helpers import _fastdraw  # noqa: E402
 from tools.same_picture import picture_differences, visible_texts  # noqa: E402
 
 TOKENS = ["the", "cat", "sat", "on", "a", "mat"]
@@ -405,6 +407,21 @@ def test_show_static_draws_at_the_notebook_resolution_and_leaves_the_live_pictur
     assert panel.png == live
 
 
+@pytest.mark.parametrize("make", [small_panel, make_panel])
+def test_the_first_move_after_showing_a_panel_draws_only_what_moved(make, monkeypatch, capsys):
+    # Solving the layout and drawing every artist is most of a slow move: a panel does it
+    # while its cell runs (built, or drawn again at its own resolution after show_static),
+    # not on the student's first key press.
+    monkeypatch.setattr(ah.widgets, "display", lambda fig: fig.canvas.draw())
+    for static in (False, True):
+        panel = make()
+        if static:
+            panel.show_static()
+        draws = count_full_draws(panel)
+        panel.sliders["W_Q[0,0]"].value = 0.5
+        assert draws == [], f"show_static={static}"
+
+
 def test_moving_a_slider_away_and_back_gives_back_the_same_picture():
     panel = small_panel()
     first = panel.png
@@ -478,3 +495,21 @@ def test_every_slider_has_a_visible_label():
                      controls={"n": unnamed})
     assert unnamed.description == "n"
     assert all(s.description for s in panel.sliders.values())
+
+
+def test_later_calls_once_per_burst_of_calls_and_not_after_cancel():
+    calls = []
+    later = _fastdraw.Later(0.05, lambda: calls.append(1))
+    for burst in (1, 2):  # the second burst after the first has been answered: a new wait
+        for _ in range(5):
+            later()
+            time.sleep(0.01)
+        deadline = time.monotonic() + 5
+        while len(calls) < burst and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # time for a second call, if there were one
+        assert len(calls) == burst
+    later()
+    later.cancel()
+    time.sleep(0.2)
+    assert len(calls) == 2
