@@ -136,15 +136,58 @@ def axis_name(label: str) -> str:
     return re.sub(r"\s*\((row|column)\)\s*$", "", plain(label)) or "unlabelled"
 
 
-_TEX = [(r"\^\{?\\top\}?", "ᵀ"), (r"\\sqrt", "√"), (r"\s*\\cdot\s*", "·"), (r"\\(left|right|!|,)", ""),
-        (r"[${}]", ""), (r"\\", "")]
+# TeX -> readable text, applied in this order (the course's formulas use only these).
+_SYMBOLS = {"cdot": "·", "times": "×", "sum": "Σ", "infty": "∞", "partial": "∂", "delta": "δ",
+            "dots": "…", "ldots": "…", "in": "∈", "lVert": "‖", "rVert": "‖", "approx": "≈", "le": "≤",
+            "ge": "≥", "neq": "≠", "to": "→", "sin": "sin", "cos": "cos", "exp": "exp", "log": "log",
+            "alpha": "α", "beta": "β", "gamma": "γ", "theta": "θ", "lambda": "λ", "mu": "μ", "pi": "π",
+            "sigma": "σ", "omega": "ω"}
+_TEX_STEPS = [
+    (r"\\(left|right)\b|\\!", ""),
+    (r"\\q?quad\b", "   "), (r"\\[,;:]", " "),
+    (r"([_^])\\(?:text|mathrm)\{([^{}]*)\}", r"\1{\2}"),  # d_\text{model}
+    (r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1"),
+    (r"\s*\\cdot\s*", "·"), (r"\\lVert\s*", "‖"), (r"\\partial\s*", "∂"),
+    (r"\\mathbb\{R\}", "ℝ"),
+    (r"\^\{?\\top\}?", "ᵀ"),
+    (r"\\begin\{([pb]?matrix)\}(.*?)\\end\{\1\}",
+     lambda m: "[" + m.group(2).replace("\\\\", ";").replace("&", ",") + "]"),
+]
+
+
+def tex_to_text(tex: str, html: bool = False) -> str:
+    """A formula (without its $s) as text: QK^\\top/\\sqrt{d_k} -> QKᵀ/√d_k, or with html=True
+    QKᵀ/√d<sub>k</sub>. The one converter for labels, the cheat sheet and the static pages."""
+    script = _html_script if html else _plain_script
+    for pattern, replacement in _TEX_STEPS:
+        tex = re.sub(pattern, replacement, tex, flags=re.S)
+    for _ in range(6):  # innermost braces first: fractions, roots, scripts
+        tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}",
+                     lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", tex)
+        tex = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: "√" + _group(m.group(1)), tex)
+        tex = re.sub(r"([_^])\{([^{}]*)\}", lambda m: script(m.group(1), m.group(2)), tex)
+    tex = re.sub(r"\\(sin|cos|exp|log)(?=[\\\w])", r"\1 ", tex)  # \cos\alpha -> cos α
+    tex = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), tex)
+    tex = re.sub(r"([_^])(\w|[^\s<])", lambda m: script(m.group(1), m.group(2)), tex)
+    return re.sub(r"[{}]", "", tex).strip()
+
+
+def _group(text: str) -> str:
+    return f"({text})" if re.search(r"[\s+\-/·]", re.sub(r"<[^>]+>", "", text)) else text
+
+
+def _html_script(kind: str, text: str) -> str:
+    tag = "sub" if kind == "_" else "sup"
+    return f"<{tag}>{text}</{tag}>"
+
+
+def _plain_script(kind: str, text: str) -> str:
+    return kind + text
 
 
 def plain(text: str) -> str:
     """A label without the TeX markup a screen reader would spell out ($d_k$ -> d_k)."""
-    for tex, plain_text in _TEX:
-        text = re.sub(tex, plain_text, text)
-    return text.strip()
+    return tex_to_text(text.replace("$", ""))
 
 
 def _figure_bundle(figure):

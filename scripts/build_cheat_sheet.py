@@ -50,15 +50,9 @@ NOTATION = [
 ]
 
 
-_TEX = [(r"\\sqrt\{([^}]*)\}", r"√\1"), (r"\^\{?\\top\}?", "ᵀ"), (r"_\{([^}]*)\}", r"_\1"),
-        (r"\s*\\cdot\s*", "·"), (r"\\dots", "…"), (r"\\", ""), (r"[$`*]", "")]
-
-
 def plain(markdown: str) -> str:
     """A table cell of the notebook as plain text: $d_{model}$ -> d_model, `S` -> S."""
-    for tex, text in _TEX:
-        markdown = re.sub(tex, text, markdown)
-    return markdown.strip()
+    return ah.alt_text.plain(re.sub(r"[`*]", "", markdown))
 
 
 def notation(path: Path = CHEAT_SHEET) -> list[tuple[str, str, str]]:

@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 from nbconvert import HTMLExporter
 
+from attention_helpers.alt_text import tex_to_text
 from scripts import set_repository
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,56 +68,16 @@ def teachers_only(path: Path) -> bool:
     return path.parts[:1] and path.parts[0] in TEACHERS_ONLY
 
 
-# TeX -> readable text, applied in this order (the course's formulas use only these).
-_SYMBOLS = {"cdot": "·", "times": "×", "sum": "Σ", "infty": "∞", "partial": "∂", "delta": "δ",
-            "dots": "…", "ldots": "…", "in": "∈", "lVert": "‖", "rVert": "‖", "approx": "≈", "le": "≤",
-            "ge": "≥", "neq": "≠", "to": "→", "sin": "sin", "cos": "cos", "exp": "exp", "log": "log",
-            "alpha": "α", "beta": "β", "gamma": "γ", "theta": "θ", "lambda": "λ", "mu": "μ", "pi": "π",
-            "sigma": "σ", "omega": "ω"}
-_TEX_STEPS = [
-    (r"\\(left|right)\b|\\!", ""),
-    (r"\\q?quad\b", "   "), (r"\\[,;:]", " "),
-    (r"([_^])\\(?:text|mathrm)\{([^{}]*)\}", r"\1{\2}"),  # d_\text{model}
-    (r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1"),
-    (r"\s*\\cdot\s*", "·"), (r"\\lVert\s*", "‖"), (r"\\partial\s*", "∂"),
-    (r"\\mathbb\{R\}", "ℝ"),
-    (r"\^\{?\\top\}?", "ᵀ"),
-    (r"\\begin\{([pb]?matrix)\}(.*?)\\end\{\1\}",
-     lambda m: "[" + m.group(2).replace("\\\\", ";").replace("&", ",") + "]"),
-]
-
-
-def tex_to_text(tex: str) -> str:
-    """A formula as text with <sub>/<sup>: $QK^\\top/\\sqrt{d_k}$ -> QKᵀ/√d<sub>k</sub>."""
-    for pattern, replacement in _TEX_STEPS:
-        tex = re.sub(pattern, replacement, tex, flags=re.S)
-    for _ in range(6):  # innermost braces first: fractions, roots, scripts
-        tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}",
-                     lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", tex)
-        tex = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: "√" + _group(m.group(1)), tex)
-        tex = re.sub(r"([_^])\{([^{}]*)\}", lambda m: _script(m.group(1), m.group(2)), tex)
-    tex = re.sub(r"\\(sin|cos|exp|log)(?=[\\\w])", r"\1 ", tex)  # \cos\alpha -> cos α
-    tex = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), tex)
-    tex = re.sub(r"([_^])(\w|[^\s<])", lambda m: _script(m.group(1), m.group(2)), tex)
-    return re.sub(r"[{}]", "", tex).strip()
-
-
-def _group(text: str) -> str:
-    return f"({text})" if re.search(r"[\s+\-/·]", re.sub(r"<[^>]+>", "", text)) else text
-
-
-def _script(kind: str, text: str) -> str:
-    tag = "sub" if kind == "_" else "sup"
-    return f"<{tag}>{text}</{tag}>"
-
-
 def math_to_text(markdown: str) -> str:
     """Replace $...$ and $$...$$ outside code by readable text (display formulas on their own line)."""
+    def html(match):
+        return tex_to_text(match.group(1), html=True)
+
     parts = re.split(r"(```.*?```|`[^`]*`)", markdown, flags=re.S)
     for k in range(0, len(parts), 2):  # the even parts are outside code
-        parts[k] = re.sub(r"\$\$(.+?)\$\$", lambda m: f'\n<p class="formula">{tex_to_text(m.group(1))}</p>\n',
-                          parts[k], flags=re.S)
-        parts[k] = re.sub(r"\$((?:[^$\n]|\n(?!\s*\n))+)\$", lambda m: tex_to_text(m.group(1)), parts[k])
+        parts[k] = re.sub(r"\$\$(.+?)\$\$", lambda m: f'\n<p class="formula">{html(m)}</p>\n', parts[k],
+                          flags=re.S)
+        parts[k] = re.sub(r"\$((?:[^$\n]|\n(?!\s*\n))+)\$", html, parts[k])
     return "".join(parts)
 
 

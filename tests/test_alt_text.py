@@ -22,6 +22,7 @@ from IPython.core.pylabtools import select_figure_formats  # noqa: E402
 
 import attention_helpers as ah  # noqa: E402
 from attention_helpers import widgets  # noqa: E402
+from attention_helpers.alt_text import plain  # noqa: E402
 from attention_helpers.plots import describe, set_description  # noqa: E402
 
 
@@ -197,3 +198,12 @@ def test_grouped_bars_read_out_each_series():
                                  title="softmax", xlabel="key")
     assert describe(chart.ax.figure) == ("Grouped bar chart 'softmax' of probability per key. "
                                          "T = 1: cat 0.10, fish 0.90; T = 10: cat 0.45, fish 0.55.")
+
+
+@pytest.mark.parametrize("label, said", [
+    (r"$QK^\top/\sqrt{d_k}$", "QKᵀ/√d_k"), (r"$d_{model}$", "d_model"),
+    (r"softmax($S \cdot T$)", "softmax(S·T)"),
+    (r"$\frac{1}{\sqrt{d_k}}$", "1/√d_k"), ("query (row)", "query (row)"), (r"$\alpha \to \infty$", "α → ∞"),
+])
+def test_labels_lose_the_tex_a_screen_reader_would_spell_out(label, said):
+    assert plain(label) == said
