@@ -107,3 +107,27 @@ def test_the_guide_names_the_lowest_jupyterlab_the_course_settings_need():
 def test_the_guide_has_a_sizing_section_with_the_measured_table():
     assert "## Sizing a class" in GUIDE
     assert GUIDE.index("## Sizing a class") < GUIDE.index("<!-- hub-sizing -->")
+
+
+def class_load_table() -> tuple[int, dict]:
+    """The cores and {students: last value's picture p95 (s)} of benchmarks/README.md's class-load run."""
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    section = text[text.index("## A class on one hub"):]
+    cores = int(re.search(r"(\d+) cores", section)[1])
+    p95 = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("|") and cells[0].isdigit():
+            p95[int(cells[0])] = float(cells[2].split("/")[1])
+    return cores, p95
+
+
+def test_the_cpu_rule_follows_from_the_class_load_table():
+    cores, p95 = class_load_table()
+    assert set(p95) == {1, 5, 10, 20, 30}, "run python -m benchmarks.class_load"
+    within = max(n for n, seconds in p95.items() if seconds <= 1.0)  # the last value's picture within 1 s
+    per_core = within // cores
+    section = block_after("<!-- hub-cpu -->")
+    assert f"**for a class that drags together, {per_core} students per core**" in section
+    cpu = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S)[1])["singleuser"]["cpu"]
+    assert cpu["guarantee"] == round(1 / per_core, 2) and cpu["limit"] == 1
