@@ -404,10 +404,12 @@ def _encode(rgba: np.ndarray, opaque: bool) -> bytes:
     compression; our pictures are mostly flat colour and compress about as
     well without (and the browser decodes them a little faster).
     """
-    pixels = rgba[..., :3] if opaque else rgba
-    height, width, channels = pixels.shape
-    rows = np.zeros((height, 1 + width * channels), np.uint8)  # each row: filter type 0, then its bytes
-    rows[:, 1:].reshape(height, width, channels)[...] = pixels  # one copy, straight into the rows
+    height, width, _ = rgba.shape
+    channels = 3 if opaque else 4
+    rows = np.empty((height, 1 + width * channels), np.uint8)  # each row: filter type 0, then its bytes
+    rows[:, 0] = 0
+    for k in range(channels):  # a channel at a time: numpy copies 3 of 4 bytes per pixel 8x slower
+        rows[:, 1 + k::channels] = rgba[..., k]
     header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(rows, 1))
             + _chunk(b"IEND", b""))
