@@ -3,9 +3,10 @@
 nbgrader is installed into its own environment, .cache/grading-venv (git-ignored;
 the environment variable ATTENTION_GRADING_VENV names another folder),
 from the project's `grading` extra with the lock (constraints.txt); it is rebuilt
-only when pyproject.toml or the lock changes. For every notebook with exercises, three students hand in:
+only when pyproject.toml or the lock changes. For every notebook with exercises, these students hand in:
 - "reference": the released notebook with the reference solutions: full marks;
-- "blank": the released notebook untouched: zero;
+- one of "blank", "switched_off", "replaced" (in turn, see CHEATER):
+  "blank": the released notebook untouched: zero;
 - "mistake": the reference solutions with one typical wrong answer (for the
   notebooks in MISTAKES): that exercise loses its points, the others keep theirs,
   and the feedback shows the hint;
@@ -46,6 +47,11 @@ EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()  # every one with exercis
 POINTS = COURSE_MAKER.load_points()
 
 pytestmark = [pytest.mark.grading, pytest.mark.slow]
+
+# One blank or cheating student per assignment, in turn: each way of cheating is tried on four
+# or five assignments (they all meet the same grading code), and each hand-in is a notebook run.
+CHEATER = {path.stem: ("blank", "switched_off", "replaced")[k % 3]
+           for k, path in enumerate(EXERCISE_NOTEBOOKS)}
 
 # Blank answers, but the first answer cell tries to change the verdict from inside the kernel.
 SWITCHED_OFF = """\
@@ -217,12 +223,9 @@ def submissions(course, assignment) -> dict:
     stubs = {c.metadata["nbgrader"]["grade_id"]: c.source for c in released.cells
              if c.metadata["nbgrader"]["solution"] and c.cell_type == "code"}
     first = next(iter(stubs))
-    students = {
-        "reference": reference,
-        "blank": {},
-        "switched_off": {first: SWITCHED_OFF + stubs[first]},
-        "replaced": {first: REPLACED + stubs[first]},
-    }
+    cheating = {"blank": {}, "switched_off": {first: SWITCHED_OFF + stubs[first]},
+                "replaced": {first: REPLACED + stubs[first]}}
+    students = {"reference": reference, CHEATER[assignment]: cheating[CHEATER[assignment]]}
     if assignment in MISTAKES:
         checker, wrong, _ = MISTAKES[assignment]
         students["mistake"] = {**reference, f"answer-{checker}": wrong}
@@ -280,10 +283,13 @@ def test_reference_solutions_get_every_autograded_point(graded, path):
     assert score == sum(check_points(path.stem).values()), grades
 
 
-@pytest.mark.parametrize("student", ["blank", "switched_off", "replaced"])
+def test_each_way_of_cheating_is_tried_on_several_assignments():
+    assert all(list(CHEATER.values()).count(kind) >= 4 for kind in ("blank", "switched_off", "replaced"))
+
+
 @pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=IDS)
-def test_a_blank_or_cheating_notebook_gets_zero(graded, path, student):
-    score, max_score, grades = graded.scores[path.stem][student]
+def test_a_blank_or_cheating_notebook_gets_zero(graded, path):
+    score, max_score, grades = graded.scores[path.stem][CHEATER[path.stem]]
     assert max_score == sum(POINTS[path.stem].values()) > 0
     assert score == 0, grades
 
