@@ -119,6 +119,8 @@ def _labels(axis, ticks) -> tuple:
             key = (label.get_text(), label.get_horizontalalignment(), label.get_fontsize(), round(x, 3),
                    axis.figure.dpi)
             if key not in _REACH:
+                if len(_REACH) > 5000:  # start afresh rather than grow without end
+                    _REACH.clear()
                 extent = label.get_window_extent(renderer)
                 _REACH[key] = extent.x0 - x, extent.x1 - x
             x0, x1 = _REACH[key]

@@ -321,7 +321,10 @@ class Panel:
             finally:
                 self.figure.set_dpi(self.dpi)
                 # laid out again at the live picture's resolution, now rather than on the next move
-                self._drawer.png(fresh=True) if self.fast else self.figure.canvas.draw()
+                if self.fast:
+                    self._drawer.png(fresh=True)
+                else:
+                    self.figure.canvas.draw()
 
 
 def _inline_pictures() -> None:
