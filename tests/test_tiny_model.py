@@ -75,15 +75,31 @@ def test_trained_model_copies_the_previous_token():
 @pytest.mark.slow
 def test_script_reproduces_the_stored_checkpoint(tmp_path):
     """The script, run as its docstring says, writes what is stored. Everything is seeded and float64.
-    On this machine a rerun is bit-identical with 1 or 2 BLAS threads, and nudging every initial weight
-    by one part in 10^15 moves the trained weights by about 2e-15 relative: the training does not
-    amplify rounding. Another CPU or NumPy build may round sums in another order, so the tolerance is
-    rtol 1e-7 (atol 1e-10 for values near 0): eight orders above that rounding, and far below the
-    2 decimals the notebook shows."""
+    The trained model and the runs divided by √d_k reproduce to rounding: on two machines a rerun
+    differed by at most 2e-11 relative, so the tolerance is rtol 1e-7 (atol 1e-10 near 0).
+
+    The runs *not* divided by √d_k do not, and cannot: their softmax rows start saturated, and
+    training them amplifies rounding. On two CPUs (the same NumPy, different BLAS kernels) they
+    agreed to 1e-7 for the first 12 steps and parted from step 13 to 40 on, the final losses
+    by up to 3x. So those runs are held to what the notebook and the teacher's notes read from
+    them: the first 10 steps to rtol 1e-7, the loss at step 20 to the 2 decimals printed, the
+    first step below 0.1 within 3 steps, every seed learning (final loss < 0.1) and ending above
+    the divided run of the same seed."""
     out = tmp_path / "fresh.npz"
     subprocess.run([sys.executable, "-m", "scripts.train_tiny_model", "--out", str(out)],
                    cwd=ROOT, check=True, capture_output=True)
     fresh, stored = tm.load_checkpoint(out), tm.load_checkpoint()
     assert set(fresh) == set(stored)
+    chaotic = ("sqrt_loss", "sqrt_grad_norm_Q", "sqrt_grad_norm_K")  # [divided or not, seed, step]
     for key in stored:
-        np.testing.assert_allclose(fresh[key], stored[key], rtol=1e-7, atol=1e-10, err_msg=key)
+        if key in chaotic:
+            np.testing.assert_allclose(fresh[key][0], stored[key][0], rtol=1e-7, atol=1e-10, err_msg=key)
+            np.testing.assert_allclose(fresh[key][1, :, :10], stored[key][1, :, :10], rtol=1e-7, err_msg=key)
+        else:
+            np.testing.assert_allclose(fresh[key], stored[key], rtol=1e-7, atol=1e-10, err_msg=key)
+    for run in (fresh, stored):
+        loss = run["sqrt_loss"]
+        assert (loss[1, :, -1] < 0.1).all() and (loss[1, :, -1] > loss[0, :, -1]).all(), loss[:, :, -1]
+    np.testing.assert_array_equal(fresh["sqrt_loss"][1, :, 20].round(2), stored["sqrt_loss"][1, :, 20].round(2))
+    below = [[int(np.argmax(seed < 0.1)) for seed in run["sqrt_loss"][1]] for run in (fresh, stored)]
+    assert np.abs(np.subtract(*below)).max() <= 3, below
