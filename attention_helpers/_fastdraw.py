@@ -14,6 +14,7 @@ gives the same picture as matplotlib's ordinary full draw of the figure
 - a heatmap's cells are coloured by table lookup: which cell each pixel shows
   is learned once per layout (`_Cells`), so a move only looks up colours;
 - numbers are pasted from pictures typeset once (`_Stamps`);
+- a heatmap's frame is blended from its coverage, learned once per layout (`_Overlay`);
 - the PNG is written without row filters at zlib level 1 (`_encode`);
 - `Later` sends the picture's text alternative once a slider rests, not per step.
 
@@ -37,6 +38,7 @@ from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.spines import Spine
 from matplotlib.text import Text
 
 __all__ = ["Drawer", "Later", "png", "moving"]
@@ -204,6 +206,7 @@ class _Saved:
     def __init__(self, background):
         self.background = background  # the picture without the moving artists
         self.cells = {}  # image -> _Cells (or None: draw it the ordinary way)
+        self.overlays = {}  # artist that never changes -> _Overlay (or None: draw it the ordinary way)
         self.anchors = {}  # text -> (its position, where that puts it in pixels)
 
 
@@ -228,6 +231,13 @@ def png(figure, moving, fresh=False, ticks=None) -> bytes:
             _STAMPS.paste(artist, canvas, saved.anchors)
         elif isinstance(artist, Axis):
             _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist))
+        elif isinstance(artist, Spine) and artist.get_visible():
+            if artist not in saved.overlays:
+                saved.overlays[artist] = _Overlay.learn(artist, canvas)
+            if saved.overlays[artist] is None:
+                figure.draw_artist(artist)
+            else:
+                saved.overlays[artist].draw(canvas)
         elif isinstance(artist, AxesImage) and artist.get_visible():
             if artist not in saved.cells:
                 saved.cells[artist] = _Cells.learn(artist, renderer)
@@ -304,6 +314,55 @@ class _Cells:
         gc.set_alpha(image._get_scalar_alpha())
         renderer.draw_image(gc, self.left, self.bottom, self.picture(image))
         gc.restore()
+
+
+class _Overlay:
+    """An artist that does not change while the layout stands (a heatmap's frame), blended
+    into the pixels exactly as Agg blends it, without drawing it again.
+
+    Agg draws a path by giving each pixel it touches a coverage and blending the path's
+    colour in by it. Drawn once on a transparent canvas, the artist leaves that coverage
+    in the alpha channel and its colour in the others; from then on a move blends them in
+    with Agg's own integer formula (agg_workaround.h). `learn` checks the blend against
+    Agg's on random pixels: if they differ anywhere, the artist is drawn the ordinary way.
+    """
+
+    def __init__(self, where, colour, alpha):
+        self.where, self.colour, self.alpha = where, colour, alpha  # flat pixel numbers; int64
+
+    @classmethod
+    def learn(cls, artist, canvas):
+        if not _opaque(artist.figure):  # the blend below is Agg's onto opaque pixels only
+            return None
+        pixels = np.asarray(canvas.buffer_rgba())  # the canvas's own pixels, not a copy
+        before = pixels.copy()
+        try:
+            pixels[:] = 0
+            artist.figure.draw_artist(artist)
+            drawn = pixels.reshape(-1, 4).astype(np.int64)
+            where = np.flatnonzero(drawn[:, 3])
+            overlay = cls(where, drawn[where, :3], drawn[where, 3:])
+            noise = np.random.default_rng(0).integers(0, 256, pixels.shape, dtype=np.uint8)
+            noise[..., 3] = 255
+            pixels[:] = noise
+            artist.figure.draw_artist(artist)
+            agg = pixels.copy()
+            pixels[:] = noise
+            overlay.draw(canvas)
+            same = np.array_equal(pixels, agg)
+        finally:
+            pixels[:] = before
+        return overlay if same else None
+
+    def draw(self, canvas):
+        """Blend the artist into opaque pixels: Agg's blend_pix with the destination's alpha 255
+        (a pixel it covers wholly with an opaque colour, Agg copies)."""
+        pixels = np.asarray(canvas.buffer_rgba()).reshape(-1, 4)
+        under = pixels[self.where, :3].astype(np.int64) * 255
+        alpha = self.alpha
+        total = ((alpha + 255) << 8) - alpha * 255
+        blended = (((self.colour << 8) - under) * alpha + (under << 8)) // total
+        pixels[self.where, :3] = np.where(alpha == 255, self.colour, blended)
 
 
 class _Stamps:
