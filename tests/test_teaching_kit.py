@@ -147,3 +147,44 @@ def test_the_link_checker_reports_what_is_broken(tmp_path):
     )
     assert relative_links(page.read_text()) == ["here.ipynb", "here.ipynb", "gone.ipynb"]
     assert broken_links(page) == ["gone.ipynb", "urlpath=notebooks/not_there.ipynb"]
+
+
+def _linked_notebooks(text: str) -> list[str]:
+    """The numbered notebooks `text` links to, in order, each name once per link."""
+    return [Path(target).stem for target in relative_links(text) if Path(target).stem in NOTEBOOK_NAMES]
+
+
+def test_each_notebook_links_to_the_one_before_and_the_one_after_at_its_top_and_its_end():
+    for k, name in enumerate(NOTEBOOK_NAMES):
+        cells = [c.source for c in nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+                 if c.cell_type == "markdown"]
+        neighbours = NOTEBOOK_NAMES[max(k - 1, 0):k] + NOTEBOOK_NAMES[k + 1:k + 2]
+        for where, cell in (("title cell", cells[0]), ("last cell", cells[-1])):
+            missing = set(neighbours) - set(_linked_notebooks(cell))
+            assert not missing, f"{name}: its {where} does not link to {sorted(missing)}"
+
+
+def _tables(text: str) -> list[list[str]]:
+    """Each markdown table of `text`, as its rows."""
+    tables, rows = [], []
+    for line in text.splitlines() + [""]:
+        if line.lstrip().startswith("|"):
+            rows.append(line)
+        elif rows:
+            tables.append(rows)
+            rows = []
+    return tables
+
+
+@pytest.mark.parametrize("path", [ROOT / "README.md", STUDENTS, CHEAT_SHEET, INDEX], ids=lambda p: p.name)
+def test_every_table_of_the_notebooks_lists_each_once_in_course_order(path):
+    """A table that lists the notebooks (a row's first link is a numbered notebook, in three rows or
+    more) lists every one of them, once, in the order of the course."""
+    tables = []
+    for rows in _tables(markdown_of(path)):
+        firsts = [found[0] for found in map(_linked_notebooks, rows) if found]
+        if len(firsts) >= 3:
+            tables.append(firsts)
+    assert tables, f"{path.name} has no table of the notebooks"
+    for firsts in tables:
+        assert firsts == NOTEBOOK_NAMES, f"{path.name}: a table lists {firsts}"
