@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tools.lesson_time import LIMIT, NOTEBOOKS, lesson_time, prose_words
+from tools.lesson_time import LIMIT, NOTEBOOKS, PER_CHECK, lesson_time, prose_words
 
 
 def test_every_numbered_notebook_is_found_05b_included():
@@ -43,3 +43,15 @@ def test_the_model_counts_a_hand_made_notebook(tmp_path):
 def test_a_word_is_what_a_reader_reads():
     # The, weights, A, softmax, S, sum, to, 1, 0, 04: no LaTeX command, no link target
     assert prose_words("The weights $A = \\mathrm{softmax}(S)$ sum to 1.0 ([04](04_softmax.ipynb))") == 10
+
+
+def test_the_guide_gives_each_notebook_the_model_s_minutes():
+    """teachers/README.md's lesson column: the model's minutes without and with the exercises, whole."""
+    guide = (NOTEBOOKS[0].parents[1] / "teachers" / "README.md").read_text(encoding="utf-8")
+    for path in NOTEBOOKS:
+        t = lesson_time(path)
+        exercises = PER_CHECK * t.checks
+        row = next((line for line in guide.splitlines() if f"(../notebooks/{path.name})" in line), None)
+        assert row is not None, f"the guide's table has no row for {path.name}"
+        expected = f"| {round(t.minutes - exercises)} + {exercises} min |"
+        assert row.rstrip().endswith(expected), f"{path.name}: the guide's row should end {expected!r}:\n{row}"
