@@ -64,6 +64,7 @@ def test_setup_cell_is_the_same_in_every_notebook_and_installs_the_tag():
     first = cells[ALL_NOTEBOOKS[0].name]
     assert {name for name, cell in cells.items() if cell != first} == set()
     assert f'"git+https://github.com/{REPO}@{TAG}"' in first
+    assert len(first.strip().splitlines()) <= 8, f"the setup cell has {len(first.strip().splitlines())} lines"
 
 
 def test_hub_guide_has_an_nbgitpuller_link_per_notebook_at_the_tag():
