@@ -104,6 +104,16 @@ def ends(slider) -> tuple:
     return slider.min, slider.max
 
 
+def all_at(panel, end) -> dict:
+    """Panel.set's arguments that put every slider at its low (0) or high (1) end."""
+    values = {name: ends(slider)[end] for name, slider in panel.controls.items()}
+    for name, matrix in panel.values().items():
+        if name not in values:  # a weight matrix: its entries' sliders share one range
+            first = next(s for key, s in panel.sliders.items() if key.startswith(name + "["))
+            values[name] = np.full(np.shape(matrix), ends(first)[end])
+    return values
+
+
 def count_full_draws(panel) -> list:
     draws = []
     panel.figure.canvas.mpl_connect("draw_event", lambda event: draws.append(event))
@@ -165,12 +175,10 @@ def test_the_fast_path_draws_what_the_plain_full_draw_draws_at_every_slider_end(
         for value in (*ends(fast.sliders[key]), start):
             move((fast, plain), key, value)
             assert_same_as_plain(fast, plain, f"{key} = {value}")
-    for key in keys:  # every slider to its low end at once, then to its high end
-        move((fast, plain), key, ends(fast.sliders[key])[0])
-    assert_same_as_plain(fast, plain, "all low")
-    for key in keys:
-        move((fast, plain), key, ends(fast.sliders[key])[1])
-    assert_same_as_plain(fast, plain, "all high")
+    for end, where in ((0, "all low"), (1, "all high")):  # every slider at that end, in one redraw
+        for panel in (fast, plain):
+            panel.set(**all_at(panel, end))
+        assert_same_as_plain(fast, plain, where)
     fast.redraw(), plain.redraw()
     assert_same_as_plain(fast, plain, "after redraw()")
 
