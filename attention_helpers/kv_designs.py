@@ -286,6 +286,16 @@ def mla_cache_bytes(n_layers, d_latent, d_rope, seq_len, batch=1, bytes_per_valu
 
 # ---- paged cache --------------------------------------------------------------------
 
+def _hashable(seq):
+    """`seq`, if it can name a sequence (a dict key), or a TypeError naming it."""
+    try:
+        hash(seq)
+    except TypeError:
+        raise TypeError(f"seq must be a hashable name such as 'a' or 0, got {type(seq).__name__} "
+                        f"{seq!r}") from None
+    return seq
+
+
 class PagedKVCache:
     """Keys and values of several sequences in one pool of fixed-size blocks.
 
@@ -306,6 +316,7 @@ class PagedKVCache:
 
     def append(self, seq, k, v) -> None:
         """Add one token's key k [d_k] and value v [d_v] to sequence `seq` (any hashable name)."""
+        _hashable(seq)
         k, v = _array("k", k, ndim=1), _array("v", v, ndim=1)
         if k.shape != self.pool_k.shape[2:] or v.shape != self.pool_v.shape[2:]:
             raise ValueError(f"the pool holds keys of shape {self.pool_k.shape[2:]} and values of "
@@ -325,7 +336,7 @@ class PagedKVCache:
         del self.tables[seq], self.lengths[seq]
 
     def _table(self, seq):
-        if seq not in self.tables:
+        if _hashable(seq) not in self.tables:
             raise ValueError(f"no sequence {seq!r} in the cache; it holds {list(self.tables)}")
         return self.tables[seq]
 
@@ -373,6 +384,12 @@ def _bits(bits) -> int:
     return bits
 
 
+def _per(per) -> str:
+    if not isinstance(per, str) or per not in _PER:
+        raise ValueError(f"per must be one of {list(_PER)}, got {per!r}")
+    return per
+
+
 def quantize(x, bits, per="token"):
     """Symmetric integer quantisation of x [..., n_tokens, d], returning (q, scale).
 
@@ -382,9 +399,7 @@ def quantize(x, bits, per="token"):
     Rounding moves each entry by at most scale / 2.
     """
     x = _array("x", x, min_ndim=2)
-    bits = _bits(bits)
-    if per not in _PER:
-        raise ValueError(f"per must be one of {list(_PER)}, got {per!r}")
+    bits, per = _bits(bits), _per(per)
     q_max = 2 ** (bits - 1) - 1
     axis = _PER[per]
     largest = np.abs(x).max(axis=axis, keepdims=True) if axis is not None else np.abs(x).max()
@@ -406,7 +421,5 @@ def dequantize(q, scale) -> np.ndarray:
 def quantized_bytes(n_tokens, d, bits, per="token", scale_bytes=2) -> int:
     """Bytes of one quantised [n_tokens, d] matrix: bits/8 per entry (rounded up) plus its scales."""
     n_tokens, d, bits = _positive_int("n_tokens", n_tokens), _positive_int("d", d), _bits(bits)
-    if per not in _PER:
-        raise ValueError(f"per must be one of {list(_PER)}, got {per!r}")
-    n_scales = {"token": n_tokens, "channel": d, "tensor": 1}[per]
+    n_scales = {"token": n_tokens, "channel": d, "tensor": 1}[_per(per)]
     return -(-n_tokens * d * bits // 8) + n_scales * _positive_int("scale_bytes", scale_bytes)

@@ -293,3 +293,75 @@ def test_streaming_cache_decodes_the_rows_of_the_streaming_mask(n_sink, window):
     rows = ah.scaled_dot_product_attention(Q, K, V, mask=kd.streaming_mask(n, n_sink, window))[0]
     assert np.allclose(rows[-1], got)
     assert cache.nbytes == 2 * (n_sink + window) * 2 * 8
+
+
+def window_cache_of_width_2():
+    cache = kd.WindowKVCache(3)
+    cache.append(np.ones(2), np.ones(2))
+    return cache
+
+
+@pytest.mark.parametrize("call, error, fragments", [
+    # window_stack_cache_bytes(n_layers, n_kv_heads, d_head, seq_len, window, local_per_global, ...)
+    (lambda: kd.window_stack_cache_bytes(0, 16, 128, 4096, 1024), ValueError,
+     ["n_layers must be at least 1"]),
+    (lambda: kd.window_stack_cache_bytes(62, 16, 128.0, 4096, 1024), TypeError,
+     ["d_head must be a whole number, got 128.0"]),
+    (lambda: kd.window_stack_cache_bytes(62, 16, 128, 4096, 0), ValueError, ["window must be at least 1"]),
+    (lambda: kd.window_stack_cache_bytes(62, 16, 128, None, 1024), TypeError,
+     ["seq_len must be a whole number"]),
+    (lambda: kd.window_stack_cache_bytes(62, 16, 128, 4096, 1024, local_per_global=-1), ValueError,
+     ["local_per_global must be a whole number ≥ 0, got -1"]),
+    (lambda: kd.window_stack_cache_bytes(62, 16, 128, 4096, 1024, local_per_global=True), ValueError,
+     ["local_per_global must be a whole number ≥ 0, got True"]),
+    (lambda: kd.window_stack_cache_bytes(62, 16, 128, 4096, 1024, bytes_per_value=0), ValueError,
+     ["bytes_per_value must be at least 1"]),
+    # mla_cache_bytes(n_layers, d_latent, d_rope, seq_len, ...)
+    (lambda: kd.mla_cache_bytes(61, 0, 64, 1), ValueError, ["d_latent must be at least 1, got 0"]),
+    (lambda: kd.mla_cache_bytes(61, 512, "64", 1), TypeError, ["d_rope must be a whole number, got '64'"]),
+    (lambda: kd.mla_cache_bytes(61, 512, 64, -1), ValueError, ["seq_len must be at least 1, got -1"]),
+    (lambda: kd.mla_cache_bytes(61, 512, 64, 1, batch=0), ValueError, ["batch must be at least 1"]),
+    # quantized_bytes(n_tokens, d, bits, per, scale_bytes)
+    (lambda: kd.quantized_bytes(4, 8, 9), ValueError, ["bits must be between 2 and 8", "got 9"]),
+    (lambda: kd.quantized_bytes(4, 8, 4.0), TypeError, ["bits must be a whole number, got 4.0"]),
+    (lambda: kd.quantized_bytes(0, 8, 4), ValueError, ["n_tokens must be at least 1"]),
+    (lambda: kd.quantized_bytes(4, 0, 4), ValueError, ["d must be at least 1"]),
+    (lambda: kd.quantized_bytes(4, 8, 4, per="row"), ValueError, ["per must be one of", "got 'row'"]),
+    (lambda: kd.quantized_bytes(4, 8, 4, per=["token"]), ValueError, ["per must be one of", "got ['token']"]),
+    (lambda: kd.quantize(np.ones((2, 2)), 4, per=["token"]), ValueError, ["per must be one of"]),
+    (lambda: kd.quantized_bytes(4, 8, 4, scale_bytes=0), ValueError, ["scale_bytes must be at least 1"]),
+    # the caches: a row of another size than the cache holds
+    (lambda: window_cache_of_width_2().append(np.ones(3), np.ones(2)), ValueError,
+     ["the cache holds keys of size 2 and values of size 2", "got k (3,) and v (2,)"]),
+    (lambda: window_cache_of_width_2().append(np.ones(2), np.ones(5)), ValueError,
+     ["the cache holds keys of size 2 and values of size 2", "got k (2,) and v (5,)"]),
+    (lambda: window_cache_of_width_2().append(np.ones(2), np.ones((1, 2))), ValueError,
+     ["v must be 1-D, got shape (1, 2)"]),
+    (lambda: kd.PagedKVCache(2, 4, 3, 2).append("a", np.ones(2), np.ones(2)), ValueError,
+     ["the pool holds keys of shape (3,) and values of shape (2,)", "got k (2,) and v (2,)"]),
+    (lambda: kd.PagedKVCache(2, 4, 3, 2).append("a", np.ones(3), np.ones(3)), ValueError,
+     ["the pool holds keys of shape (3,) and values of shape (2,)", "got k (3,) and v (3,)"]),
+    (lambda: kd.PagedKVCache(2, 4, 3, 2).append(["a"], np.ones(3), np.ones(2)), TypeError,
+     ["seq must be a hashable name", "got list ['a']"]),
+    (lambda: kd.paged_attention(np.ones(3), kd.PagedKVCache(2, 4, 3, 2), ["a"]), TypeError,
+     ["seq must be a hashable name"]),
+    (lambda: kd.PagedKVCache(2, 4, 3, 2).release("z"), ValueError, ["no sequence 'z' in the cache"]),
+    (lambda: kd.paged_attention(np.ones(3), {"a": []}, "a"), TypeError,
+     ["cache must be a PagedKVCache, got dict"]),
+])
+def test_bad_sizes_and_mismatched_rows_raise_a_clear_error(call, error, fragments):
+    with pytest.raises(error) as info:
+        call()
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_a_rejected_row_leaves_the_cache_as_it_was():
+    ring = window_cache_of_width_2()
+    with pytest.raises(ValueError):
+        ring.append(np.ones(3), np.ones(2))
+    assert ring.seen == 1 and ring.positions.tolist() == [0] and np.array_equal(ring.keys, np.ones((1, 2)))
+    pool = kd.PagedKVCache(2, 4, 3, 2)
+    with pytest.raises(ValueError):
+        pool.append("a", np.ones(2), np.ones(2))
+    assert pool.tables == {} and len(pool.free) == 4                   # no block was taken
