@@ -100,6 +100,7 @@ def test_script_reproduces_the_stored_checkpoint(tmp_path):
     for run in (fresh, stored):
         loss = run["sqrt_loss"]
         assert (loss[1, :, -1] < 0.1).all() and (loss[1, :, -1] > loss[0, :, -1]).all(), loss[:, :, -1]
-    np.testing.assert_array_equal(fresh["sqrt_loss"][1, :, 20].round(2), stored["sqrt_loss"][1, :, 20].round(2))
+    at_step_20 = [run["sqrt_loss"][1, :, 20].round(2) for run in (fresh, stored)]
+    np.testing.assert_array_equal(*at_step_20)
     below = [[int(np.argmax(seed < 0.1)) for seed in run["sqrt_loss"][1]] for run in (fresh, stored)]
     assert np.abs(np.subtract(*below)).max() <= 3, below
