@@ -11,6 +11,8 @@ figure (see alt_text.py).
 
     ah.heatmap(weights, tokens, tokens, probabilities=True, mask=ah.causal_mask(3))
     ah.heatmap(A, **ah.shared_scale(A, B)); ah.heatmap(B, **ah.shared_scale(A, B))
+    ah.heatmap(states, categories={1: ("done", "#21918c"), 0: ("to come", "#8c9ec4")})
+    ah.bar_chart(sizes, names, probabilities=False, log=True)
     ah.grouped_bar_chart({"T = 1": p1, "T = 2": p2}, tokens)
 """
 
@@ -20,9 +22,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.collections import PolyCollection
-from matplotlib.colors import Normalize
+from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator
+from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator, NullFormatter
 
 from .alt_text import axis_name, describe, join, plain, register, set_description
 
@@ -81,11 +83,15 @@ class Heatmap:
     Masked cells (where `mask` is False, as in ah.causal_mask: True = may attend,
     or where a value is -inf or NaN) are hatched grey, left without a number,
     and the legend says "masked": a weight of 0.00 and a masked cell look different.
+
+    `categories` ({value: (name, colour)}, in the order the key lists them) makes the values
+    states rather than amounts: each cell takes its state's colour, without a number, and a
+    legend of colour swatches beside the cells names the states, in place of a colour bar.
     """
 
     def __init__(self, ax, values, row_labels, col_labels, *, title=None,
                  xlabel="key (column)", ylabel="query (row)", probabilities=False,
-                 vmin=None, vmax=None, fmt=".2f", cmap=CMAP, colorbar=True, mask=None):
+                 vmin=None, vmax=None, fmt=".2f", cmap=CMAP, colorbar=True, mask=None, categories=None):
         values = np.asarray(values, dtype=float)
         if values.ndim != 2:
             raise ValueError(f"heatmap values must be 2-D [rows, columns], got shape {values.shape}")
@@ -106,6 +112,16 @@ class Heatmap:
             raise ValueError(f"vmin and vmax go together, with vmin < vmax; got vmin={vmin}, vmax={vmax}")
         self.ax, self.fmt, self.shape, self.mask = ax, fmt, values.shape, mask
         self.row_labels, self.col_labels = row_labels, col_labels
+        self.categories = None  # or {value: (name, colour)}
+        if categories is not None:
+            categories = {float(v): (str(name), colour) for v, (name, colour) in dict(categories).items()}
+            if not categories or probabilities or vmin is not None or mask is not None:
+                raise ValueError("categories: give at least one {value: (name, colour)}, and no "
+                                 "probabilities, vmin/vmax or mask (each state has its own colour)")
+            self.categories, self._codes = categories, np.array(sorted(categories))
+            # cell k of the image holds the number of its state: colour j of the map is state j's
+            cmap = ListedColormap([categories[v][1] for v in self._codes])
+            vmin, vmax, colorbar = -0.5, len(categories) - 0.5, False
         # Probabilities always use the same 0..1 scale, so colours compare across pictures.
         self.fixed_limits = probabilities or vmin is not None
         if probabilities:
@@ -125,6 +141,13 @@ class Heatmap:
         self.hatch = ax.add_collection(PolyCollection(
             [], facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0), autolim=False)
         self.legend = None  # made when a cell is first masked
+        self.key = None  # the legend of the categories' colours
+        if self.categories:
+            swatches = [Patch(facecolor=colour, edgecolor=HATCH_COLOUR, linewidth=0.5, label=name)
+                        for name, colour in self.categories.values()]
+            self.key = ax.legend(handles=swatches, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                                 fontsize=ANNOTATION_SIZE, frameon=False, handlelength=1.4,
+                                 borderaxespad=0.2, handletextpad=0.4)
         self.colorbar = None
         if colorbar:
             # The bar is the colour map drawn once on a fixed 0..1 axis; only its ticks follow
@@ -185,6 +208,8 @@ class Heatmap:
             raise ValueError(f"update needs values of shape {self.shape}, got {values.shape}")
         if np.isposinf(values).any():
             raise ValueError("heatmap values must be finite, or -inf / NaN for a masked cell; got +inf")
+        if self.categories is not None:
+            return self._show_states(values)
         masked = ~np.isfinite(values) if self.mask is None else ~self.mask | ~np.isfinite(values)
         shown = np.where(masked, np.nan, values)
         self.image.set_data(shown)
@@ -213,8 +238,17 @@ class Heatmap:
         if self.legend is not None:
             self.legend.set_visible(bool(masked.any()))
 
+    def _show_states(self, values) -> None:
+        """Colour each cell by its state (categories): no numbers, no colour scale to follow."""
+        where = np.clip(np.searchsorted(self._codes, values), 0, len(self._codes) - 1)
+        if not np.array_equal(self._codes[where], values):
+            unknown = sorted(set(values[self._codes[where] != values].tolist()))
+            raise ValueError(f"heatmap values {unknown} are none of the categories {self._codes.tolist()}")
+        self.image.set_data(where.astype(float))
+
     def describe(self) -> str:
-        """Say in words what the heatmap shows, with the numbers printed in its cells."""
+        """Say in words what the heatmap shows, with the numbers printed in its cells
+        (with categories: how many cells each state has, and each row's states)."""
         values = np.asarray(self.image.get_array().filled(np.nan), dtype=float)
         masked = np.isnan(values)
         rows, cols = values.shape
@@ -222,6 +256,8 @@ class Heatmap:
         text = (f"{name}, {rows} × {cols}: rows = {axis_name(self.ax.get_ylabel())}: "
                 f"{join(self.row_labels)}; columns = {axis_name(self.ax.get_xlabel())}: "
                 f"{join(self.col_labels)}. ")
+        if self.categories is not None:
+            return text + self._describe_states()
         cell = [[self.texts[i][j].get_text() or "masked" for j in range(cols)] for i in range(rows)]
         if rows * cols <= 16:  # small enough to read out every number
             return text + "; ".join(f"row {label}: {', '.join(cell[i])}"
@@ -237,6 +273,25 @@ class Heatmap:
                    for i, label in enumerate(self.row_labels[:8]) if not masked[i].all()]
         return (text + count + f"Values from {cell[low[0]][low[1]]} to {cell[high[0]][high[1]]}. "
                 f"Largest in each row{more}: " + "; ".join(largest) + ".")
+
+    def _describe_states(self) -> str:
+        """ "Cells per state: 4 now, 0 done. States by row: row t0: t0–t1 now, t2–t7 skipped; ..."
+        (each row's runs of one state, over its columns; the first 8 rows)."""
+        names = [self.categories[v][0] for v in self._codes]
+        state = [[names[int(k)] for k in row] for row in np.asarray(self.image.get_array(), dtype=float)]
+        counts = ", ".join(f"{sum(row.count(name) for row in state)} {name}"
+                           for name, _ in self.categories.values())
+        each = []
+        for label, row in zip(self.row_labels[:8], state):
+            runs, start = [], 0
+            for j in range(1, len(row) + 1):
+                if j == len(row) or row[j] != row[start]:  # a run of one state ends before j
+                    ends = [self.col_labels[start]] + ([self.col_labels[j - 1]] if j - 1 > start else [])
+                    runs.append(f"{'–'.join(ends)} {row[start]}")
+                    start = j
+            each.append(f"row {label}: " + ", ".join(runs))
+        more = f" (first 8 of {len(state)} rows)" if len(state) > 8 else ""
+        return f"Cells per state: {counts}. States by row{more}: " + "; ".join(each) + "."
 
     def __repr__(self) -> str:
         return f"Heatmap({self.shape[0]}×{self.shape[1]}, title={self.ax.get_title()!r})"
@@ -271,8 +326,9 @@ def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> 
     By default rows are queries and columns are keys. Pass `probabilities=True`
     for attention weights (colour scale fixed to 0..1), `vmin`/`vmax` for a scale
     of your own (**shared_scale(A, B) gives two heatmaps one scale), `mask`
-    (True = may attend) to draw masked cells hatched, or `xlabel`/`ylabel` for other
-    matrices (for example X, whose columns are embedding dimensions).
+    (True = may attend) to draw masked cells hatched, `categories` ({value: (name, colour)})
+    for cells that hold states, not amounts (a legend of swatches names them), or
+    `xlabel`/`ylabel` for other matrices (for example X, whose columns are embedding dimensions).
     """
     values = np.asarray(values, dtype=float)
     size = (1.6 + 0.75 * values.shape[1], 1.0 + 0.55 * values.shape[0]) if values.ndim == 2 else None
@@ -281,21 +337,33 @@ def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> 
 
 
 class Bars:
-    """A bar chart with its values written on the bars (value_labels=False: without)."""
+    """A bar chart with its values written on the bars (value_labels=False: without).
+
+    log=True puts the values on a log axis, ticked at powers of 10 written as plain
+    numbers (0.01, 0.1, 1, 10): bars a thousand times apart are all visible. Its values
+    must then be above 0, and probabilities=False."""
 
     def __init__(self, ax, values, labels, *, title=None, xlabel=None, ylabel="probability",
-                 probabilities=True, value_range=None, fmt=".2f", color="#3b528b", value_labels=True):
+                 probabilities=True, value_range=None, fmt=".2f", color="#3b528b", value_labels=True,
+                 log=False):
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or len(labels) != len(values):
             raise ValueError(
                 f"bar_chart needs 1-D values and one label per value; got values of shape "
                 f"{values.shape} and {len(labels)} labels"
             )
-        self.ax, self.fmt, self.probabilities = ax, fmt, probabilities
+        if log and probabilities:
+            raise ValueError("a log value axis does not show probabilities (0 has no place on it): "
+                             "pass probabilities=False with log=True")
+        self.ax, self.fmt, self.probabilities, self.log = ax, fmt, probabilities, log
         self.value_range = (0.0, 1.0) if probabilities else value_range  # None: the axis follows the values
         self.labels = list(labels)
         register(ax, self)
         self.bars = ax.bar(range(len(values)), values, color=color)
+        if log:
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(NullFormatter())  # ticks at 2, 3, ... 9 unlabelled
         ax.set_xticks(range(len(values)), list(labels))
         if xlabel:
             ax.set_xlabel(xlabel)
@@ -317,26 +385,34 @@ class Bars:
         """Fix the value axis so it shows low..high (and 0), with room above for the numbers."""
         if not low <= high:
             raise ValueError(f"fix_limits needs low <= high, got low={low}, high={high}")
+        if self.log and not low > 0:
+            raise ValueError(f"a log value axis needs values above 0, got low={low}")
         self.value_range = (float(low), float(high))
-        self.ax.set_ylim(*_bar_axis(low, high))
+        axis = _log_bar_axis if self.log else _bar_axis
+        self.ax.set_ylim(*axis(low, high))
 
     def update(self, values) -> None:
         values = np.asarray(values, dtype=float)
         if values.shape != (len(self.bars),):
             raise ValueError(f"update needs {len(self.bars)} values, got shape {values.shape}")
+        if self.log and not (values > 0).all():
+            raise ValueError(f"a log value axis needs values above 0, got {values}")
         for bar, text, v in zip(self.bars, self.texts, values):
             bar.set_height(v)
             text.set_position((bar.get_x() + bar.get_width() / 2, max(v, 0)))
             text.set_text(_number(v, self.fmt))
         if self.value_range is None:
-            self.ax.set_ylim(*_bar_axis(float(values.min()), float(values.max())))
+            axis = _log_bar_axis if self.log else _bar_axis
+            self.ax.set_ylim(*axis(float(values.min()), float(values.max())))
 
     def describe(self) -> str:
         """Say in words what the bar chart shows, with the number on each bar."""
         name = f"Bar chart {plain(self.ax.get_title())!r}" if self.ax.get_title() else "Bar chart"
         axis = plain(self.ax.get_xlabel())
         heights = [_number(bar.get_height(), self.fmt) for bar in self.bars]
-        return (f"{name} of {plain(self.ax.get_ylabel())}" + (f" per {axis}" if axis else "") + ": "
+        quantity = plain(self.ax.get_ylabel())
+        scale = " on a log scale" if self.log and "log" not in quantity else ""  # said once
+        return (f"{name} of {quantity}{scale}" + (f" per {axis}" if axis else "") + ": "
                 + ", ".join(f"{' '.join(str(label).split())} {h}" for label, h in zip(self.labels, heights))
                 + ".")
 
@@ -349,8 +425,17 @@ def _bar_axis(low, high):
     return lo - (pad if lo < 0 else 0), hi + pad
 
 
+def _log_bar_axis(low, high):
+    """The y limits of a log bar chart of values in low..high (both above 0): from a power of
+    10 at least 3 times below the lowest value, so the shortest bar stands half a decade or
+    more, with room above the highest for its number (8 % of the axis, as _bar_axis)."""
+    bottom = 10.0 ** np.floor(np.log10(low / 3))
+    decades = np.log10(high / bottom)
+    return float(bottom), float(high * 10 ** (0.08 * decades))
+
+
 def bar_chart(values, labels, *, ax=None, **options) -> Bars:
-    """Draw one bar per label with its value on top; returns a Bars."""
+    """Draw one bar per label with its value on top; returns a Bars (log=True: on a log value axis)."""
     ax = _new_axes(ax, (1.5 + 0.6 * len(labels), 2.8))
     return Bars(ax, values, labels, **options)
 

@@ -207,3 +207,30 @@ def test_grouped_bars_read_out_each_series():
 ])
 def test_labels_lose_the_tex_a_screen_reader_would_spell_out(label, said):
     assert plain(label) == said
+
+
+def test_a_heatmap_of_states_is_read_out_by_state_not_as_numbers():
+    states = {2: ("now", "#fde725"), 1: ("done", "#21918c"), 0: ("to come", "#8c9ec4"),
+              -1: ("skipped", "#4d4d4d")}
+    tiles = np.array([[2, 2, -1, -1], [2, 2, -1, -1], [1, 1, 0, 0], [1, 1, 0, 0]], dtype=float)  # by hand
+    labels = ["t0", "t1", "t2", "t3"]
+    hm = ah.heatmap(tiles, labels, labels, categories=states, title="tile states")
+    text = describe(hm.ax.figure)
+    assert text == ("Heatmap 'tile states', 4 × 4: rows = query: t0, t1, t2, t3; "
+                    "columns = key: t0, t1, t2, t3. "
+                    "Cells per state: 4 now, 4 done, 4 to come, 4 skipped. States by row: "
+                    "row t0: t0–t1 now, t2–t3 skipped; row t1: t0–t1 now, t2–t3 skipped; "
+                    "row t2: t0–t1 done, t2–t3 to come; row t3: t0–t1 done, t2–t3 to come.")
+    hm.update(np.where(np.arange(16).reshape(4, 4) == 5, 2.0, 1.0))  # one lone cell "now", the rest done
+    text = hm.describe()
+    assert "Cells per state: 1 now, 15 done, 0 to come, 0 skipped." in text  # a state with no cell counts 0
+    assert "row t1: t0 done, t1 now, t2–t3 done;" in text  # a run of one cell is named by its column
+    assert "Values from" not in text and "\\n" not in text
+
+
+def test_log_bars_say_their_scale_once():
+    bars = ah.bar_chart([10.0, 0.156], ["MHA", "MQA"], probabilities=False, log=True, fmt=".3f",
+                        ylabel="cache size (GiB)", title="cache")
+    assert bars.describe() == "Bar chart 'cache' of cache size (GiB) on a log scale: MHA 10.000, MQA 0.156."
+    bars.ax.set_ylabel("cache size (GiB, log scale)")  # the label says it already
+    assert bars.describe() == "Bar chart 'cache' of cache size (GiB, log scale): MHA 10.000, MQA 0.156."

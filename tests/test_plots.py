@@ -228,3 +228,75 @@ def test_colour_bar_labels_say_the_value_of_the_colour_beside_them(values, fmt):
         colour = pixels[int(figure.bbox.height - y), int(bar.bbox.x0 + bar.bbox.width / 2), :3]
         expected = np.array(plt.get_cmap("viridis")((y - bottom) / (top - bottom))[:3]) * 255
         assert np.abs(colour - expected).max() <= 6, (label, colour, expected)
+
+
+STATES = {2: ("now", "#fde725"), 1: ("done", "#21918c"), 0: ("to come", "#8c9ec4"),
+          -1: ("skipped", "#4d4d4d")}  # notebook 09's tiles
+
+
+def test_a_heatmap_of_states_colours_each_cell_by_its_state_and_names_them_in_a_legend():
+    tiles = np.array([[2.0, -1.0, -1.0], [2.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
+    hm = ah.heatmap(tiles, categories=STATES, title="tile states")
+    assert hm.colorbar is None and hm.ax.get_title() == "tile states"  # the key is the legend, not the title
+    assert all(t.get_text() == "" for row in hm.texts for t in row)  # a state is a colour, not a number
+    legend = hm.key
+    assert [t.get_text() for t in legend.get_texts()] == ["now", "done", "to come", "skipped"]  # as given
+    swatches = [matplotlib.colors.to_hex(h.get_facecolor()) for h in legend.legend_handles]
+    assert swatches == ["#fde725", "#21918c", "#8c9ec4", "#4d4d4d"]
+    for (i, j), state in np.ndenumerate(tiles):  # each cell's pixels are its state's swatch colour
+        expected = np.array(matplotlib.colors.to_rgb(STATES[int(state)][1])) * 255
+        assert np.abs(pixel(hm.ax, j + 0.2, i + 0.2) - expected).max() <= 1, (i, j)
+    hm.update(np.ones((3, 3)))  # every tile done: still the same four-entry key
+    assert np.abs(pixel(hm.ax, 0.2, 0.2) - np.array(matplotlib.colors.to_rgb("#21918c")) * 255).max() <= 1
+    assert [t.get_text() for t in hm.key.get_texts()] == ["now", "done", "to come", "skipped"]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ah.heatmap(np.array([[3.0, 0.0]]), categories=STATES), "[3.0] are none of the categories"),
+    (lambda: ah.heatmap(np.array([[np.nan, 0.0]]), categories=STATES), "none of the categories"),
+    (lambda: ah.heatmap(np.zeros((1, 2)), categories=STATES, vmin=0, vmax=1), "no probabilities, vmin/vmax"),
+    (lambda: ah.heatmap(np.zeros((1, 2)), categories={}), "at least one"),
+])
+def test_a_heatmap_of_states_names_a_value_that_is_no_state(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert message in str(info.value)
+
+
+def bar_heights_px(bars, dpi=72):
+    renderer = rendered_at(bars.ax, dpi)
+    return [bar.get_window_extent(renderer).height for bar in bars.bars]
+
+
+def test_log_bars_show_values_a_thousand_times_apart_and_keep_their_axis():
+    # 06's panel at its start, on the value axis its sliders' ends give (0.0098 .. 80 GiB)
+    values, ends = [10.0, 1.25, 0.15625], (0.009765625, 80.0)
+    linear = ah.bar_chart(values, ["a", "b", "c"], probabilities=False, value_range=ends)
+    bars = ah.bar_chart(values, ["a", "b", "c"], probabilities=False, value_range=ends, log=True)
+    assert min(bar_heights_px(linear)) < 2  # the smallest bar is lost on a linear axis ...
+    assert min(bar_heights_px(bars)) >= 40  # ... and stands tall on a log one
+    assert bars.ax.get_yscale() == "log"
+    low, high = bars.ax.get_ylim()
+    assert low == pytest.approx(0.001) and low <= ends[0] / 3  # the shortest bar stands half a decade
+    assert high > ends[1]  # room above the tallest bar for its number
+    renderer = rendered_at(bars.ax)
+    shown = [t.get_text() for t in bars.ax.get_yticklabels()
+             if t.get_text() and low <= t.get_position()[1] <= high]
+    assert shown == ["0.001", "0.01", "0.1", "1", "10", "100"]  # powers of 10, written plainly
+    assert all(t.get_window_extent(renderer).y1 <= bars.ax.bbox.y1 for t in bars.texts)  # numbers inside
+    bars.update([80.0, 80.0, 1.25])
+    assert bars.ax.get_ylim() == (low, high)  # fixed: the axis stays as the values move
+    free = ah.bar_chart([2.0, 0.5], ["a", "b"], probabilities=False, log=True)
+    assert free.ax.get_ylim()[0] == pytest.approx(0.1) and free.ax.get_ylim()[1] > 2.0  # follows the values
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ah.bar_chart([1.0, 0.0], ["a", "b"], probabilities=False, log=True), "values above 0"),
+    (lambda: ah.bar_chart([1.0, 2.0], ["a", "b"], probabilities=False, value_range=(0, 2), log=True),
+     "values above 0"),
+    (lambda: ah.bar_chart([0.5, 0.5], ["a", "b"], log=True), "pass probabilities=False"),
+])
+def test_log_bars_name_what_a_log_axis_cannot_show(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert message in str(info.value)
