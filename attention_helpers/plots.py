@@ -187,7 +187,10 @@ class Heatmap:
 
     @property
     def limits(self) -> tuple[float, float]:
-        """The values the colour scale spans, (low, high)."""
+        """The values the colour scale spans, (low, high); with categories, the lowest and
+        highest state (the image holds state numbers, 0 … k - 1, not the values)."""
+        if self.categories is not None:
+            return float(self._codes[0]), float(self._codes[-1])
         lo, hi = self.image.get_clim()
         return float(lo), float(hi)
 

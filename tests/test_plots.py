@@ -238,6 +238,7 @@ def test_a_heatmap_of_states_colours_each_cell_by_its_state_and_names_them_in_a_
     tiles = np.array([[2.0, -1.0, -1.0], [2.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
     hm = ah.heatmap(tiles, categories=STATES, title="tile states")
     assert hm.colorbar is None and hm.ax.get_title() == "tile states"  # the key is the legend, not the title
+    assert hm.limits == (-1.0, 2.0)  # its colours cover every state's value
     assert all(t.get_text() == "" for row in hm.texts for t in row)  # a state is a colour, not a number
     legend = hm.key
     assert [t.get_text() for t in legend.get_texts()] == ["now", "done", "to come", "skipped"]  # as given
