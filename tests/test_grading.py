@@ -7,14 +7,14 @@ only when pyproject.toml or the lock changes. For every notebook with exercises,
 - "reference": the released notebook with the reference solutions: full marks;
 - one of "blank", "switched_off", "replaced" (in turn, see CHEATER):
   "blank": the released notebook untouched: zero;
-- "mistake": the reference solutions with one typical wrong answer (for the
-  notebooks in MISTAKES): that exercise loses its points, the others keep theirs,
-  and the feedback shows the hint;
+- "mistake": the reference solutions with one typical wrong answer (for half the
+  notebooks in MISTAKES, see MISTAKE_OR_MEMORISED): that exercise loses its points,
+  the others keep theirs, and the feedback shows the hint;
 - "switched_off", "replaced": blank answers whose first answer cell tries to switch
   the grading off (`ah.checks.grading(False)`, ATTENTION_GRADING) or replaces and
   wraps the checkers (every `ah.checks.check_...`, `Check`, the modules in
   sys.modules): zero;
-- "memorised": the reference solutions, but the exercise of MISTAKES answered by a
+- "memorised" (for the other half): the reference solutions, but the exercise of MISTAKES answered by a
   function that is right only on the inputs the visible check uses (it records
   them by running the check itself first): that exercise gets zero;
 - "forbidden": for the exercises that forbid a helper ("without `ah.padding_mask`"),
@@ -138,6 +138,11 @@ MISTAKES = {
 }
 
 
+# Each notebook of MISTAKES hands in either its typical mistake or the memorised answer, in turn
+# (each hand-in is a notebook run; both meet the same grading code): five of each.
+MISTAKE_OR_MEMORISED = {name: ("mistake", "memorised")[k % 2] for k, name in enumerate(sorted(MISTAKES))}
+
+
 def grading_env() -> dict:
     """The environment for nbgrader: its venv, built once per version of pyproject.toml."""
     key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
@@ -226,9 +231,11 @@ def submissions(course, assignment) -> dict:
     cheating = {"blank": {}, "switched_off": {first: SWITCHED_OFF + stubs[first]},
                 "replaced": {first: REPLACED + stubs[first]}}
     students = {"reference": reference, CHEATER[assignment]: cheating[CHEATER[assignment]]}
-    if assignment in MISTAKES:
+    if MISTAKE_OR_MEMORISED.get(assignment) == "mistake":
         checker, wrong, _ = MISTAKES[assignment]
         students["mistake"] = {**reference, f"answer-{checker}": wrong}
+    elif MISTAKE_OR_MEMORISED.get(assignment) == "memorised":
+        checker = MISTAKES[assignment][0]
         (name,) = COURSE_MAKER.stub_split(stubs[f"answer-{checker}"])[2]
         students["memorised"] = {**reference, f"answer-{checker}": MEMORISED.format(
             reference=reference[f"answer-{checker}"], name=name, checker=checker)}
@@ -294,7 +301,15 @@ def test_a_blank_or_cheating_notebook_gets_zero(graded, path):
     assert score == 0, grades
 
 
-@pytest.mark.parametrize("student, table", [("memorised", MISTAKES), ("forbidden", FORBIDDEN)])
+MEMORISED_IN = {a: MISTAKES[a] for a, kind in MISTAKE_OR_MEMORISED.items() if kind == "memorised"}
+
+
+def test_the_mistake_and_the_memorised_answer_are_each_tried_on_several_assignments():
+    kinds = list(MISTAKE_OR_MEMORISED.values())
+    assert set(MISTAKE_OR_MEMORISED) == set(MISTAKES) and min(map(kinds.count, ("mistake", "memorised"))) >= 4
+
+
+@pytest.mark.parametrize("student, table", [("memorised", MEMORISED_IN), ("forbidden", FORBIDDEN)])
 def test_an_answer_right_only_on_the_visible_inputs_or_with_a_forbidden_helper_gets_zero(
         graded, student, table):
     for assignment, (checker, *_) in table.items():
@@ -306,7 +321,7 @@ def test_an_answer_right_only_on_the_visible_inputs_or_with_a_forbidden_helper_g
         assert others == {k: v for k, v in check_points(assignment).items() if k != checker}, assignment
 
 
-@pytest.mark.parametrize("assignment", sorted(MISTAKES))
+@pytest.mark.parametrize("assignment", sorted(set(MISTAKES) - set(MEMORISED_IN)))
 def test_a_typical_mistake_loses_that_exercise_and_the_feedback_names_it(graded, assignment):
     counts, scores, feedback = graded.counts, graded.scores, graded.feedback
     if assignment not in counts:
