@@ -143,23 +143,25 @@ def masked_panel(**options):
 
 
 def cache_panel(**options):
-    """As notebook 06: bars on a value axis of their own, a choice slider, a count slider."""
+    """As notebook 06: bars on a log value axis of their own, a choice slider, a count slider."""
     h_kv = W.SelectionSlider(options=[1, 2, 4, 8], value=8, description="h_kv")
     tokens = W.IntSlider(value=4096, min=256, max=32768, step=256, description="tokens")
     return ah.Panel(lambda h_kv, tokens: [np.array([8.0, h_kv, 1.0]) * tokens * 2 ** -20, f"{h_kv} KV heads"],
                     [dict(kind="bars", labels=["multi-head", "yours", "MQA"], probabilities=False,
-                          ylabel="cache size (GiB)", fmt=".3f"), dict(kind="text")],
+                          ylabel="cache size (GiB, log scale)", fmt=".3f", log=True), dict(kind="text")],
                     controls={"h_kv": h_kv, "tokens": tokens}, figsize=(6, 3.3), **options)
 
 
 def tiles_panel(**options):
-    """As notebook 09: a heatmap on a fixed scale with whole numbers, beside one whose scale follows."""
+    """As notebook 09: a heatmap of named states (a swatch legend), beside one whose scale follows."""
     steps = W.IntSlider(value=3, min=0, max=6, description="steps")
 
     def compute(steps):
         done = np.where(np.arange(36).reshape(6, 6) < 6 * steps, 1.0, 0.0) - np.triu(np.ones((6, 6)), 1)
         return [done, np.cumsum(np.ones((6, 2)) * steps, axis=0)]
-    return ah.Panel(compute, [dict(kind="heatmap", vmin=-1, vmax=2, fmt=".0f", title="tiles"),
+    states = {2: ("now", "#fde725"), 1: ("done", "#21918c"), 0: ("to come", "#8c9ec4"),
+              -1: ("skipped", "#4d4d4d")}
+    return ah.Panel(compute, [dict(kind="heatmap", categories=states, title="tiles"),
                               dict(kind="heatmap", title="running sums")],
                     controls={"steps": steps}, **options)
 
