@@ -14,7 +14,8 @@ gives the same picture as matplotlib's ordinary full draw of the figure
 - a heatmap's cells are coloured by table lookup: which cell each pixel shows
   is learned once per layout (`_Cells`), so a move only looks up colours;
 - numbers are pasted from pictures typeset once (`_Stamps`);
-- a heatmap's frame is blended from its coverage, learned once per layout (`_Overlay`);
+- a heatmap's frame and its masked cells' hatching are blended from their coverage, learned
+  once per layout and mask (`_Overlay`);
 - the PNG is written without row filters at zlib level 1 (`_encode`);
 - `Later` sends the picture's text alternative once a slider rests, not per step.
 
@@ -36,6 +37,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.spines import Spine
@@ -206,7 +208,7 @@ class _Saved:
     def __init__(self, background):
         self.background = background  # the picture without the moving artists
         self.cells = {}  # image -> _Cells (or None: draw it the ordinary way)
-        self.overlays = {}  # artist that never changes -> _Overlay (or None: draw it the ordinary way)
+        self.overlays = {}  # a frame, or (hatching, its outline) -> _Overlay (None: draw it as usual)
         self.anchors = {}  # text -> (its position, where that puts it in pixels)
 
 
@@ -231,13 +233,15 @@ def png(figure, moving, fresh=False, ticks=None) -> bytes:
             _STAMPS.paste(artist, canvas, saved.anchors)
         elif isinstance(artist, Axis):
             _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist))
-        elif isinstance(artist, Spine) and artist.get_visible():
-            if artist not in saved.overlays:
-                saved.overlays[artist] = _Overlay.learn(artist, canvas)
-            if saved.overlays[artist] is None:
+        elif isinstance(artist, (Spine, PolyCollection)) and artist.get_visible():
+            # a frame never changes in a layout; masked cells' hatching changes with the mask
+            key = artist if isinstance(artist, Spine) else (artist, _outline(artist))
+            if key not in saved.overlays:
+                saved.overlays[key] = _Overlay.learn(artist, canvas)
+            if saved.overlays[key] is None:
                 figure.draw_artist(artist)
             else:
-                saved.overlays[artist].draw(canvas)
+                saved.overlays[key].draw(canvas)
         elif isinstance(artist, AxesImage) and artist.get_visible():
             if artist not in saved.cells:
                 saved.cells[artist] = _Cells.learn(artist, renderer)
@@ -248,6 +252,12 @@ def png(figure, moving, fresh=False, ticks=None) -> bytes:
         else:
             figure.draw_artist(artist)
     return _encode(np.asarray(canvas.buffer_rgba()), opaque=_opaque(figure))
+
+
+def _outline(collection) -> bytes:
+    """The vertices of a collection's polygons: the same bytes draw the same hatching."""
+    paths = collection.get_paths()
+    return np.concatenate([path.vertices.ravel() for path in paths]).tobytes() if paths else b""
 
 
 def _draw_axis(axis, canvas, anchors, ticks=None):
