@@ -140,6 +140,7 @@ class Heatmap:
                        for j in range(cols)] for i in range(rows)]
         self.hatch = ax.add_collection(PolyCollection(
             [], facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0), autolim=False)
+        self._hatched = np.zeros((rows, cols), bool)  # the cells the hatching covers
         self.legend = None  # made when a cell is first masked
         self.key = None  # the legend of the categories' colours
         if self.categories:
@@ -224,11 +225,16 @@ class Heatmap:
         light = np.asarray(self.image.norm(np.nan_to_num(shown))) > 0.55
         for (i, j), v in np.ndenumerate(values):
             text, colour = self.texts[i][j], "black" if light[i, j] else "white"
-            text.set_text("" if masked[i, j] else _number(v, self.fmt))
-            if text.get_color() != colour:  # set_color checks its argument: skip it when nothing changes
+            string = "" if masked[i, j] else _number(v, self.fmt)
+            if text.get_text() != string:  # setters check their argument: skip them when nothing changes
+                text.set_text(string)
+            if text.get_color() != colour:
                 text.set_color(colour)
-        self.hatch.set_verts([[(j - 0.5, i - 0.5), (j + 0.5, i - 0.5), (j + 0.5, i + 0.5), (j - 0.5, i + 0.5)]
-                              for i, j in zip(*np.nonzero(masked))])
+        if not np.array_equal(masked, self._hatched):
+            self._hatched = masked
+            corners = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+            cells = zip(*np.nonzero(masked))
+            self.hatch.set_verts([[(j + dx, i + dy) for dx, dy in corners] for i, j in cells])
         if masked.any() and self.legend is None:
             key = Patch(facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0,
                         label="masked")
