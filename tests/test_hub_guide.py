@@ -118,6 +118,7 @@ def class_load_table() -> tuple[int, dict]:
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if line.startswith("|") and cells[0].isdigit():
+            assert int(cells[0]) not in p95, f"the class-load table has two rows for {cells[0]} students"
             p95[int(cells[0])] = float(cells[2].split("/")[1])
     return cores, p95
 
@@ -125,7 +126,9 @@ def class_load_table() -> tuple[int, dict]:
 def test_the_cpu_rule_follows_from_the_class_load_table():
     cores, p95 = class_load_table()
     assert set(p95) == {1, 5, 10, 20, 30}, "run python -m benchmarks.class_load"
-    within = max(n for n, seconds in p95.items() if seconds <= 1.0)  # the last value's picture within 1 s
+    # The last value's picture within 1 s at p95, with a quarter to spare: at 30 students it took
+    # 0.88 to 1.10 s in three runs on one machine, so a rule read at 1.0 would flip from run to run.
+    within = max(n for n, seconds in p95.items() if seconds <= 0.75)
     per_core = within // cores
     section = block_after("<!-- hub-cpu -->")
     assert f"**for a class that drags together, {per_core} students per core**" in section
