@@ -289,7 +289,7 @@ def grouped_query_attention(Q, K, V, mask=None):
     """Attention where groups of query heads share one key/value head.
 
     Q is [h_q, n_q, d_k]; K is [h_kv, n_k, d_k] and V is [h_kv, n_k, d_v].
-    Query head i reads KV head i // (h_q // h_kv). h_kv == h_q is ordinary
+    Query head h reads KV head h // (h_q // h_kv). h_kv == h_q is ordinary
     multi-head attention, h_kv == 1 is multi-query attention (MQA).
     """
     Q, K, V = check_qkv(Q, K, V, broadcast=False)

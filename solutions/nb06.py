@@ -29,6 +29,6 @@ def my_decode_step(cache, x, W_Q, W_K, W_V):
     return weights @ V
 
 
-# Exercise 3: which KV head query head i reads.
-def my_kv_head(i, h_q, h_kv):
-    return i // (h_q // h_kv)
+# Exercise 3: which KV head query head h reads.
+def my_kv_head(h, h_q, h_kv):
+    return h // (h_q // h_kv)

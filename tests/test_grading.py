@@ -117,7 +117,7 @@ MISTAKES = {
     "05_weighted_sum_and_self_attention": (
         "check_masked_attention", "def my_attention(Q, K, V, mask=None):\n"
         "    return ah.softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V", "the mask had no effect"),
-    "06_kv_cache_gqa": ("check_kv_head", "def my_kv_head(i, h_q, h_kv):\n    return i % h_kv",
+    "06_kv_cache_gqa": ("check_kv_head", "def my_kv_head(h, h_q, h_kv):\n    return h % h_kv",
                         "dealt the query heads out in turn"),
     "07_positions_and_rope": (
         "check_rope", "def my_rope(x, positions):\n"

@@ -253,7 +253,7 @@ def test_the_recheck_redraws_arrays_inside_dicts_and_numbers_of_number_functions
 
 
 def test_a_memorised_function_of_numbers_only_is_caught():
-    reference = COURSE_MAKER.pack("def my_kv_head(i, h_q, h_kv):\n    return i // (h_q // h_kv)")
+    reference = COURSE_MAKER.pack("def my_kv_head(h, h_q, h_kv):\n    return h // (h_q // h_kv)")
     seen = set()
 
     def record(i, h_q, h_kv):

@@ -139,27 +139,27 @@ def check_decode_step(fn) -> Check:
 
 @checker
 def check_kv_head(fn) -> Check:
-    """Check `fn(i, h_q, h_kv) -> index of the KV head that query head i reads`."""
+    """Check `fn(h, h_q, h_kv) -> index of the KV head that query head h reads`."""
     cases = [(8, 8), (8, 2), (8, 1), (6, 3), (32, 8)]
     got, expected, interleaved, by_h_kv = [], [], [], []
     for h_q, h_kv in cases:
-        for i in range(h_q):
-            out, err = call(fn, i, h_q, h_kv)
+        for h in range(h_q):
+            out, err = call(fn, h, h_q, h_kv)
             if err is not None:
                 return err
             if out is None or out is Ellipsis:
-                return empty(f"my_kv_head({i}, {h_q}, {h_kv})")
+                return empty(f"my_kv_head({h}, {h_q}, {h_kv})")
             got.append(out)
-            expected.append(i // (h_q // h_kv))
-            interleaved.append(i % h_kv)
-            by_h_kv.append(i // h_kv)
+            expected.append(h // (h_q // h_kv))
+            interleaved.append(h % h_kv)
+            by_h_kv.append(h // h_kv)
     return compare(got, expected, name="the KV head indices", mistakes={
         "interleaved": (
-            "you dealt the query heads out in turn (i % h_kv); the heads are grouped in blocks: "
+            "you dealt the query heads out in turn (h % h_kv); the heads are grouped in blocks: "
             "heads 0 … group-1 share KV head 0, the next block KV head 1, with group = h_q // h_kv.",
             interleaved),
         "divided_by_h_kv": (
             "you divided by h_kv; divide by the group size h_q // h_kv (the number of query heads "
             "per KV head).",
             by_h_kv),
-    }, success="query head i reads KV head i // (h_q // h_kv): consecutive blocks of query heads share one.")
+    }, success="query head h reads KV head h // (h_q // h_kv): consecutive blocks of query heads share one.")
