@@ -397,8 +397,7 @@ class Bars:
         if self.log and not low > 0:
             raise ValueError(f"a log value axis needs values above 0, got low={low}")
         self.value_range = (float(low), float(high))
-        axis = _log_bar_axis if self.log else _bar_axis
-        self.ax.set_ylim(*axis(low, high))
+        self._set_limits(low, high)
 
     def update(self, values) -> None:
         values = np.asarray(values, dtype=float)
@@ -411,8 +410,10 @@ class Bars:
             text.set_position((bar.get_x() + bar.get_width() / 2, max(v, 0)))
             text.set_text(_number(v, self.fmt))
         if self.value_range is None:
-            axis = _log_bar_axis if self.log else _bar_axis
-            self.ax.set_ylim(*axis(float(values.min()), float(values.max())))
+            self._set_limits(float(values.min()), float(values.max()))
+
+    def _set_limits(self, low, high) -> None:
+        self.ax.set_ylim(*(_log_bar_axis if self.log else _bar_axis)(low, high))
 
     def describe(self) -> str:
         """Say in words what the bar chart shows, with the number on each bar."""
