@@ -1,9 +1,12 @@
 """The generated nbgrader course round-trips through real nbgrader (markers `grading`, `slow`).
 
 nbgrader is installed into its own environment, .cache/grading-venv (git-ignored;
-the environment variable ATTENTION_GRADING_VENV names another folder),
-from the project's `grading` extra with the lock (constraints.txt); it is rebuilt
-only when pyproject.toml or the lock changes. For every notebook with exercises, these students hand in:
+the environment variable ATTENTION_GRADING_VENV names another folder), from the
+project's `grading` extra with the lock (constraints.txt). That environment sees the
+test environment's packages (a .pth file), so it installs only what nbgrader adds (nbgrader,
+notebook, rapidfuzz: seconds, not a whole Jupyter), and the test environment itself, whose
+JupyterLab the browser tests drive, stays without nbgrader's extensions. It is rebuilt only
+when pyproject.toml or the lock changes. For every notebook with exercises, these students hand in:
 - "reference": the released notebook with the reference solutions: full marks;
 - one of "blank", "switched_off", "replaced" (in turn, see CHEATER):
   "blank": the released notebook untouched: zero;
@@ -33,6 +36,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 from types import SimpleNamespace
@@ -42,9 +46,11 @@ import pytest
 
 from scripts import make_nbgrader_course as COURSE_MAKER
 from tools.notebooks import ROOT
+from tools.project import PROJECT
 
 EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()  # every one with exercises: 05b, 10, 11 too
 POINTS = COURSE_MAKER.load_points()
+GRADING_EXTRA = PROJECT["optional-dependencies"]["grading"]  # nbgrader's range, from pyproject.toml
 
 pytestmark = [pytest.mark.grading, pytest.mark.slow]
 
@@ -144,18 +150,29 @@ MISTAKE_OR_MEMORISED = {name: ("mistake", "memorised")[k % 2] for k, name in enu
 
 
 def grading_env() -> dict:
-    """The environment for nbgrader: its venv, built once per version of pyproject.toml."""
+    """The environment for nbgrader: its venv, layered on this one and built once per version
+    of pyproject.toml and the lock."""
+    here = sysconfig.get_paths()["purelib"]  # this environment's packages, the helper among them
     key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
-                         + sys.version.encode() + str(ROOT).encode()).hexdigest()  # editable from ROOT
+                         + sys.version.encode() + here.encode()).hexdigest()
     stamp = VENV / "requirements.sha256"
     if not (stamp.exists() and stamp.read_text() == key):
         shutil.rmtree(VENV, ignore_errors=True)
         venv.create(VENV, with_pip=True)
-        subprocess.run([str(BIN / "python"), "-m", "pip", "install", "-q",
-                        "-c", str(ROOT / "constraints.txt"), "-e", f"{ROOT}[grading]"], check=True)
+        purelib = subprocess.run([str(BIN / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                                  "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
+        # addsitedir, not a bare path: it also runs this environment's .pth files (the editable helper)
+        (Path(purelib) / "_attention_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n")
+        pip = [str(BIN / "python"), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt")]
+        subprocess.run([*pip, *GRADING_EXTRA], check=True)
+        # nbgrader runs `alembic` by name, whose script must start this environment's python
+        subprocess.run([*pip, "--no-deps", "--ignore-installed", "alembic"], check=True)
         stamp.write_text(key)
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"  # nbgrader runs `alembic` by name
+    # and this environment's data files: nbconvert's templates for the feedback pages
+    env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(Path(sys.prefix) / "share" / "jupyter"),
+                                                        env.get("JUPYTER_PATH")]))
     env.pop("ATTENTION_GRADING", None)  # the course turns grading on itself
     env.pop("PYTHONPATH", None)
     return env
