@@ -6,22 +6,23 @@ project's `grading` extra with the lock (constraints.txt). That environment sees
 test environment's packages (a .pth file), so it installs only what nbgrader adds (nbgrader,
 notebook, rapidfuzz: seconds, not a whole Jupyter), and the test environment itself, whose
 JupyterLab the browser tests drive, stays without nbgrader's extensions. It is rebuilt only
-when pyproject.toml or the lock changes. For every notebook with exercises, these students hand in:
+when pyproject.toml or the lock changes.
+
+Each notebook with exercises gets two hand-ins (each is a notebook run), see TRICKS:
 - "reference": the released notebook with the reference solutions: full marks;
-- one of "blank", "switched_off", "replaced" (in turn, see CHEATER):
-  "blank": the released notebook untouched: zero;
-- "mistake": the reference solutions with one typical wrong answer (for half the
-  notebooks in MISTAKES, see MISTAKE_OR_MEMORISED): that exercise loses its points,
-  the others keep theirs, and the feedback shows the hint;
-- "switched_off", "replaced": blank answers whose first answer cell tries to switch
-  the grading off (`ah.checks.grading(False)`, ATTENTION_GRADING) or replaces and
-  wraps the checkers (every `ah.checks.check_...`, `Check`, the modules in
-  sys.modules): zero;
-- "memorised" (for the other half): the reference solutions, but the exercise of MISTAKES answered by a
-  function that is right only on the inputs the visible check uses (it records
-  them by running the check itself first): that exercise gets zero;
-- "forbidden": for the exercises that forbid a helper ("without `ah.padding_mask`"),
-  an answer that calls the helper: zero for that exercise.
+- a second student, the reference solutions with one exercise answered wrong, and in the
+  first answer cell an attempt to change the verdict from inside the kernel:
+  - the wrong answer is one of "mistake" (a typical one, from MISTAKES: the feedback must
+    show its hint), "memorised" (a function right only on the inputs the visible check
+    uses: it records them by running the check itself first) or "forbidden" (for an
+    exercise that forbids a helper, "without `ah.padding_mask`", an answer that calls it);
+  - the attempt is "switched_off" (`ah.checks.grading(False)`, ATTENTION_GRADING) or
+    "replaced" (every `ah.checks.check_...`, `Check` and the modules in sys.modules
+    replaced and wrapped);
+  that exercise gets zero and the others keep their points. Had the attempt worked, the
+  wrong answer would have passed;
+  - or, where a notebook has no such answer, "blank": the released notebook untouched (with
+  the attempt, if any, in its first answer cell): zero.
 Points come from teachers/points.toml; the "In your own words" cell is graded by hand,
 so autograde gives it nothing. The scores are read from nbgrader's own gradebook.
 """
@@ -54,12 +55,7 @@ GRADING_EXTRA = PROJECT["optional-dependencies"]["grading"]  # nbgrader's range,
 
 pytestmark = [pytest.mark.grading, pytest.mark.slow]
 
-# One blank or cheating student per assignment, in turn: each way of cheating is tried on four
-# or five assignments (they all meet the same grading code), and each hand-in is a notebook run.
-CHEATER = {path.stem: ("blank", "switched_off", "replaced")[k % 3]
-           for k, path in enumerate(EXERCISE_NOTEBOOKS)}
-
-# Blank answers, but the first answer cell tries to change the verdict from inside the kernel.
+# The first answer cell tries to change the verdict from inside the kernel.
 SWITCHED_OFF = """\
 import os
 os.environ["ATTENTION_GRADING"] = "0"
@@ -144,9 +140,25 @@ MISTAKES = {
 }
 
 
-# Each notebook of MISTAKES hands in either its typical mistake or the memorised answer, in turn
-# (each hand-in is a notebook run; both meet the same grading code): five of each.
-MISTAKE_OR_MEMORISED = {name: ("mistake", "memorised")[k % 2] for k, name in enumerate(sorted(MISTAKES))}
+# The second hand-in of each assignment: (its wrong answer, the attempt in its first answer cell).
+# "memorised" meets "switched_off" only: with the checkers replaced, the recorder would see no input.
+TRICKS = {
+    "00_input_matrix": ("mistake", "replaced"),
+    "01_qkv_projections": ("memorised", "switched_off"),
+    "02_dot_product_scores": ("mistake", "switched_off"),
+    "03_scaling_by_sqrt_dk": ("memorised", "switched_off"),
+    "04_softmax": ("forbidden", "replaced"),
+    "05_weighted_sum_and_self_attention": ("memorised", "switched_off"),
+    "05b_multi_head_attention": ("forbidden", "switched_off"),
+    "06_kv_cache_gqa": ("mistake", "replaced"),
+    "07_positions_and_rope": ("memorised", "switched_off"),
+    "08_the_decoder_block": ("mistake", "replaced"),
+    "09_tiled_attention": ("memorised", "switched_off"),
+    "10_attention_that_learns": ("blank", None),
+    "11_modern_kv_cache": ("blank", "replaced"),
+}
+ATTEMPTS = {"switched_off": SWITCHED_OFF, "replaced": REPLACED, None: ""}
+WRONG = {"mistake": MISTAKES, "memorised": MISTAKES, "forbidden": FORBIDDEN}
 
 
 def grading_env() -> dict:
@@ -158,12 +170,13 @@ def grading_env() -> dict:
     stamp = VENV / "requirements.sha256"
     if not (stamp.exists() and stamp.read_text() == key):
         shutil.rmtree(VENV, ignore_errors=True)
-        venv.create(VENV, with_pip=True)
+        venv.create(VENV, with_pip=False)  # this environment's pip installs into it (--python)
         purelib = subprocess.run([str(BIN / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
                                   "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
         # addsitedir, not a bare path: it also runs this environment's .pth files (the editable helper)
         (Path(purelib) / "_attention_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n")
-        pip = [str(BIN / "python"), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt")]
+        pip = [sys.executable, "-m", "pip", "--python", str(BIN / "python"), "install", "-q",
+               "-c", str(ROOT / "constraints.txt")]
         subprocess.run([*pip, *GRADING_EXTRA], check=True)
         # nbgrader runs `alembic` by name, whose script must start this environment's python
         subprocess.run([*pip, "--no-deps", "--ignore-installed", "alembic"], check=True)
@@ -236,6 +249,11 @@ def check_points(stem) -> dict:
     return {k: v for k, v in POINTS[stem].items() if k != "written"}
 
 
+def one(names):
+    (name,) = names  # the stub of a memorised exercise defines one function
+    return name
+
+
 def submissions(course, assignment) -> dict:
     """{student: {grade_id: source}} for one assignment."""
     source = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
@@ -245,21 +263,19 @@ def submissions(course, assignment) -> dict:
     stubs = {c.metadata["nbgrader"]["grade_id"]: c.source for c in released.cells
              if c.metadata["nbgrader"]["solution"] and c.cell_type == "code"}
     first = next(iter(stubs))
-    cheating = {"blank": {}, "switched_off": {first: SWITCHED_OFF + stubs[first]},
-                "replaced": {first: REPLACED + stubs[first]}}
-    students = {"reference": reference, CHEATER[assignment]: cheating[CHEATER[assignment]]}
-    if MISTAKE_OR_MEMORISED.get(assignment) == "mistake":
-        checker, wrong, _ = MISTAKES[assignment]
-        students["mistake"] = {**reference, f"answer-{checker}": wrong}
-    elif MISTAKE_OR_MEMORISED.get(assignment) == "memorised":
-        checker = MISTAKES[assignment][0]
-        (name,) = COURSE_MAKER.stub_split(stubs[f"answer-{checker}"])[2]
-        students["memorised"] = {**reference, f"answer-{checker}": MEMORISED.format(
-            reference=reference[f"answer-{checker}"], name=name, checker=checker)}
-    if assignment in FORBIDDEN:
-        checker, answer = FORBIDDEN[assignment]
-        students["forbidden"] = {**reference, f"answer-{checker}": answer}
-    return students
+    wrong, attempt = TRICKS[assignment]
+    if wrong == "blank":
+        answers = {first: ATTEMPTS[attempt] + stubs[first]}
+    else:
+        checker = WRONG[wrong][assignment][0]
+        answer = {"mistake": lambda: MISTAKES[assignment][1],
+                  "forbidden": lambda: FORBIDDEN[assignment][1],
+                  "memorised": lambda: MEMORISED.format(
+                      reference=reference[f"answer-{checker}"], checker=checker,
+                      name=one(COURSE_MAKER.stub_split(stubs[f"answer-{checker}"])[2]))}[wrong]()
+        answers = {**reference, f"answer-{checker}": answer}
+        answers[first] = ATTEMPTS[attempt] + answers[first]
+    return {"reference": reference, wrong: answers}
 
 
 @pytest.fixture(scope="module")
@@ -307,53 +323,46 @@ def test_reference_solutions_get_every_autograded_point(graded, path):
     assert score == sum(check_points(path.stem).values()), grades
 
 
-def test_each_way_of_cheating_is_tried_on_several_assignments():
-    assert all(list(CHEATER.values()).count(kind) >= 4 for kind in ("blank", "switched_off", "replaced"))
+def test_every_assignment_has_a_second_hand_in_and_each_trick_is_tried_on_several():
+    assert set(TRICKS) == {p.stem for p in EXERCISE_NOTEBOOKS}
+    wrong = [w for w, _ in TRICKS.values()]
+    attempts = [a for _, a in TRICKS.values()]
+    assert set(wrong) == {"mistake", "memorised", "forbidden", "blank"}
+    assert min(map(wrong.count, ("mistake", "memorised"))) >= 4 and min(map(attempts.count, ATTEMPTS)) >= 1
+    assert min(map(attempts.count, ("switched_off", "replaced"))) >= 4
+    assert ("memorised", "replaced") not in TRICKS.values()  # see TRICKS
+    for assignment, (kind, _) in TRICKS.items():
+        assert kind == "blank" or assignment in WRONG[kind], (assignment, kind)
 
 
-@pytest.mark.parametrize("path", EXERCISE_NOTEBOOKS, ids=IDS)
-def test_a_blank_or_cheating_notebook_gets_zero(graded, path):
-    score, max_score, grades = graded.scores[path.stem][CHEATER[path.stem]]
+BLANK = [p for p in EXERCISE_NOTEBOOKS if TRICKS[p.stem][0] == "blank"]
+WRONG_ANSWER = [(kind, a) for a, (kind, _) in TRICKS.items() if kind != "blank"]
+
+
+@pytest.mark.parametrize("path", BLANK, ids=[p.stem[:3].rstrip("_") for p in BLANK])
+def test_a_blank_notebook_gets_zero_whatever_its_first_cell_tries(graded, path):
+    score, max_score, grades = graded.scores[path.stem]["blank"]
     assert max_score == sum(POINTS[path.stem].values()) > 0
     assert score == 0, grades
 
 
-MEMORISED_IN = {a: MISTAKES[a] for a, kind in MISTAKE_OR_MEMORISED.items() if kind == "memorised"}
-
-
-def test_the_mistake_and_the_memorised_answer_are_each_tried_on_several_assignments():
-    kinds = list(MISTAKE_OR_MEMORISED.values())
-    assert set(MISTAKE_OR_MEMORISED) == set(MISTAKES) and min(map(kinds.count, ("mistake", "memorised"))) >= 4
-
-
-@pytest.mark.parametrize("student, table", [("memorised", MEMORISED_IN), ("forbidden", FORBIDDEN)])
-def test_an_answer_right_only_on_the_visible_inputs_or_with_a_forbidden_helper_gets_zero(
-        graded, student, table):
-    for assignment, (checker, *_) in table.items():
-        if assignment not in graded.counts:
-            pytest.fail(f"{assignment} is not among the notebooks")
-        score, _, grades = graded.scores[assignment][student]
-        assert grades[checker] == 0, (assignment, grades)
-        others = {k: v for k, v in grades.items() if k not in (checker, "written")}
-        assert others == {k: v for k, v in check_points(assignment).items() if k != checker}, assignment
-
-
-@pytest.mark.parametrize("assignment", sorted(set(MISTAKES) - set(MEMORISED_IN)))
-def test_a_typical_mistake_loses_that_exercise_and_the_feedback_names_it(graded, assignment):
-    counts, scores, feedback = graded.counts, graded.scores, graded.feedback
-    if assignment not in counts:
-        pytest.fail(f"MISTAKES names {assignment}, which is not among the notebooks")
-    checker, _, hint = MISTAKES[assignment]
-    score, max_score, grades = scores[assignment]["mistake"]
-    assert grades[checker] == 0
-    assert {k: v for k, v in grades.items() if k not in (checker, "written")} == {
-        k: v for k, v in check_points(assignment).items() if k != checker}
+@pytest.mark.parametrize("kind, assignment", WRONG_ANSWER, ids=[a[:3].rstrip("_") for _, a in WRONG_ANSWER])
+def test_a_wrong_answer_loses_that_exercise_whatever_the_first_cell_tries_and_only_that(
+        graded, kind, assignment):
+    if assignment not in graded.counts:
+        pytest.fail(f"TRICKS names {assignment}, which is not among the notebooks")
+    checker = WRONG[kind][assignment][0]
+    score, _, grades = graded.scores[assignment][kind]
+    assert grades[checker] == 0, (TRICKS[assignment], grades)
+    others = {k: v for k, v in grades.items() if k not in (checker, "written")}
+    assert others == {k: v for k, v in check_points(assignment).items() if k != checker}
     assert score == sum(check_points(assignment).values()) - check_points(assignment)[checker]
-    page = feedback[assignment].read_text()
-    text = html.unescape(re.sub(r"<[^>]+>", "", page))
-    failures = [line for line in text.splitlines() if line.startswith("AssertionError: ❌ Not yet: ")]
-    assert len(failures) == 1 and hint in failures[0], failures
-    assert "BEGIN HIDDEN TESTS" not in text and "reference=" not in text  # no solution in feedback
+    if kind == "mistake":  # the feedback names the mistake, and only it
+        hint = MISTAKES[assignment][2]
+        text = html.unescape(re.sub(r"<[^>]+>", "", graded.feedback[assignment].read_text()))
+        failures = [line for line in text.splitlines() if line.startswith("AssertionError: ❌ Not yet: ")]
+        assert len(failures) == 1 and hint in failures[0], failures
+        assert "BEGIN HIDDEN TESTS" not in text and "reference=" not in text  # no solution in feedback
 
 
 def test_the_released_notebooks_keep_the_course_stubs_and_show_no_switch(graded):
