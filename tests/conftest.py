@@ -8,6 +8,8 @@
 - `exercise_notebooks`: the numbered notebooks that hold at least one exercise.
 - After a run that included browser tests, the summary names the folder of their
   screenshots (written by tests/test_browser.py), so CI can keep it.
+
+The hooks for every item, nbval's notebooks too, are in the root's conftest.py.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 import attention_helpers as ah
 from scripts import make_nbgrader_course
-from tools.notebooks import NOTEBOOKS, ROOT, read
+from tools.notebooks import ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -29,14 +31,7 @@ def grading_off(monkeypatch):
 COURSE_MAKER = make_nbgrader_course  # a module: the fixture below hands it out
 
 
-def _has_exercises(path) -> bool:
-    try:
-        return bool(COURSE_MAKER.exercises(read(path)))
-    except ValueError:  # a stub the generator refuses: the exercise tests report it
-        return True
-
-
-EXERCISE_NOTEBOOKS = [p for p in NOTEBOOKS if _has_exercises(p)]
+EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()
 
 
 @pytest.fixture(scope="session")
@@ -60,14 +55,3 @@ def pytest_terminal_summary(terminalreporter):
         count = len(list(shots.glob("*.png")))
         where = shots.relative_to(ROOT)
         terminalreporter.write_line(f"browser tests: {count} screenshot{'s' * (count != 1)} in {where}/")
-
-
-# The kinds of test that run notebooks, a browser, a hub or nbgrader are all slow: the quick
-# loop, `pytest -m "not slow"`, leaves them out. nbval's items (one per notebook cell) count too.
-SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static"}
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if str(item.fspath).endswith(".ipynb") or SLOW_KINDS & {m.name for m in item.iter_markers()}:
-            item.add_marker(pytest.mark.slow)

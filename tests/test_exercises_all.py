@@ -5,9 +5,11 @@ right before it holds the stubs (`None` followed by a comment)."""
 import ast
 
 import pytest
-from conftest import COURSE_MAKER, EXERCISE_NOTEBOOKS
 
+from scripts import make_nbgrader_course as COURSE_MAKER
 from tools.notebooks import ROOT, ids, read
+
+EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()
 
 # computations a stub may not contain: the answer is the learner's to write
 COMPUTING = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript, ast.Compare,
