@@ -6,7 +6,7 @@ plugin (loaded by the root's conftest.py) adds one more item per numbered notebo
 SecondRun, which goes on in
 that same kernel, as a student does: the kernel's peak memory is read (it must
 stay under the budget a class hub is sized by, tools/memory.py), every slider of
-every panel goes to both ends, then one input is tweaked and the whole notebook
+every panel goes to both ends (tools/sweep.py), then one input is tweaked and the whole notebook
 runs again without a restart. The second run must raise nothing (every shape and
 row-sum assert in the notebook still holds), give the stored outputs up to the
 tweaked cell, and the tweak must change something after it. So the first Run All
@@ -137,7 +137,9 @@ class SecondRun(pytest.Item):
         uncovered = [row[:4] for row in report if not row[6]]
         assert not uncovered, f"a slider's end is beyond a scale: {uncovered}"
         # The fast redraw (_fastdraw.png) shows what a full draw of the figure shows, on the real panels.
-        unlike = [row[:4] + row[7:] for row in report if row[7] or row[8] >= 4]
+        drawn = [row for row in report if len(row) > 7]
+        assert {row[0] for row in drawn} == {row[0] for row in report}, "a panel was never compared"
+        unlike = [row[:4] + row[7:] for row in drawn if row[7] or row[8] >= 4]
         assert not unlike, f"the live picture differs from a full draw (pixels, worst number): {unlike}"
 
     def reportinfo(self):

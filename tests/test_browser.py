@@ -8,7 +8,7 @@ and the first slider of each weight matrix to its top end, its bottom end and
 back, and each move must change the picture bound to it (and coming back must
 restore it exactly) without the kernel printing a warning or a traceback. (The
 other entries of a matrix are the same widget wired the same way; every one of
-them is moved to both ends, its picture checked, by the robustness test's sweep.) A screenshot per
+them is moved to both ends, its values and scales checked, by the robustness sweep.) A screenshot per
 notebook lands in test-artifacts/screenshots/.
 
 Run only these with `python -m pytest -m browser`, skip them with -m "not browser".
