@@ -30,7 +30,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from scripts.make_student_copy import write_copy
-from tools.project import RUNTIME, locked
+from tools.project import RUNTIME, locked, uv_install
 from tools.sweep import SWEEP_ENDS_ONLY
 
 pytestmark = pytest.mark.compat
@@ -72,17 +72,15 @@ def compat_python():
         for old in CACHE.glob("*"):  # one venv at a time: a stale one only takes disk
             shutil.rmtree(old, ignore_errors=True)
         building = CACHE / f"building-{os.getpid()}"
-        venv.create(building, with_pip=True)
-        result = subprocess.run(
-            [building / "bin" / "python", "-m", "pip", "install", "--quiet", "--only-binary=:all:", *reqs],
-            capture_output=True, text=True)
-        assert result.returncode == 0, (
-            f"could not install the lowest supported versions {reqs} for Python {PYTHON} "
-            "(they may have no wheels for it; the compat venv is tested on 3.10-3.12):\n"
-            + result.stderr[-3000:])
+        venv.create(building, with_pip=False)  # uv installs into it; pip, where a test needs it, runs
+        try:                                   # from the test environment (--python)
+            uv_install(building / "bin" / "python", "--only-binary", ":all:", *reqs)
+        except RuntimeError as err:
+            pytest.fail(f"could not install the lowest supported versions {reqs} for Python {PYTHON} "
+                        f"(they may have no wheels for it; the compat venv is tested on 3.10-3.12): {err}")
         (building / "ready").write_text("\n".join(reqs) + "\n")
-        # Built aside and renamed, so a half-built venv is never used. Only bin/python is run
-        # (`python -m pip`), which does not depend on the folder's name.
+        # Built aside and renamed, so a half-built venv is never used. Only bin/python is run,
+        # which does not depend on the folder's name.
         building.rename(home)
     return python
 
@@ -152,8 +150,8 @@ def test_installing_the_helper_keeps_every_version_already_in_range(compat_pytho
     """What a hub admin sees: `pip install` of the helper into an environment that already has
     (here the lowest) supported versions installs the helper and nothing else."""
     report = tmp_path / "report.json"
-    result = subprocess.run([compat_python, "-m", "pip", "install", "--dry-run", "--quiet",
-                             "--report", report, str(ROOT)], capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "pip", "--python", compat_python, "install", "--dry-run",
+                             "--quiet", "--report", report, str(ROOT)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     installs = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
                 for i in json.loads(report.read_text())["install"]}

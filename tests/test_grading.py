@@ -2,11 +2,10 @@
 
 nbgrader is installed into its own environment, .cache/grading-venv (git-ignored;
 the environment variable ATTENTION_GRADING_VENV names another folder), from the
-project's `grading` extra with the lock (constraints.txt). That environment sees the
-test environment's packages (a .pth file), so it installs only what nbgrader adds (nbgrader,
-notebook, rapidfuzz: seconds, not a whole Jupyter), and the test environment itself, whose
-JupyterLab the browser tests drive, stays without nbgrader's extensions. It is rebuilt only
-when pyproject.toml or the lock changes.
+project's `grading` extra and the helper (editable), at the lock's versions (constraints.txt),
+by uv in a few seconds. So the test environment, whose JupyterLab the browser tests drive,
+stays without nbgrader's extensions. It is rebuilt only when pyproject.toml or the lock
+changes.
 
 Each notebook with exercises gets two hand-ins (each is a notebook run), see TRICKS:
 - "reference": the released notebook with the reference solutions: full marks;
@@ -37,7 +36,6 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import venv
 from pathlib import Path
 from types import SimpleNamespace
@@ -47,7 +45,7 @@ import pytest
 
 from scripts import make_nbgrader_course as COURSE_MAKER
 from tools.notebooks import ROOT
-from tools.project import PROJECT
+from tools.project import PROJECT, uv_install
 
 EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()  # every one with exercises: 05b, 10, 11 too
 POINTS = COURSE_MAKER.load_points()
@@ -162,32 +160,21 @@ WRONG = {"mistake": MISTAKES, "memorised": MISTAKES, "forbidden": FORBIDDEN}
 
 
 def grading_env() -> dict:
-    """The environment for nbgrader: its venv, layered on this one and built once per version
-    of pyproject.toml and the lock."""
-    here = sysconfig.get_paths()["purelib"]  # this environment's packages, the helper among them
+    """The environment for nbgrader: its own venv, with the helper (editable) and the `grading`
+    extra at the lock's versions, built once per version of pyproject.toml and the lock."""
     key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
-                         + sys.version.encode() + here.encode()).hexdigest()
+                         + sys.version.encode() + str(ROOT).encode()).hexdigest()
     stamp = VENV / "requirements.sha256"
     if not (stamp.exists() and stamp.read_text() == key):
         shutil.rmtree(VENV, ignore_errors=True)
-        venv.create(VENV, with_pip=False)  # this environment's pip installs into it (--python)
-        purelib = subprocess.run([str(BIN / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                                  "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
-        # addsitedir, not a bare path: it also runs this environment's .pth files (the editable helper)
-        (Path(purelib) / "_attention_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n")
-        pip = [sys.executable, "-m", "pip", "--python", str(BIN / "python"), "install", "-q",
-               "-c", str(ROOT / "constraints.txt")]
-        subprocess.run([*pip, *GRADING_EXTRA], check=True)
-        # nbgrader runs `alembic` by name, whose script must start this environment's python
-        subprocess.run([*pip, "--no-deps", "--ignore-installed", "alembic"], check=True)
+        venv.create(VENV, with_pip=False)
+        uv_install(BIN / "python", "-c", str(ROOT / "constraints.txt"), "-e", str(ROOT), *GRADING_EXTRA)
         stamp.write_text(key)
     env = dict(os.environ)
     env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"  # nbgrader runs `alembic` by name
-    # and this environment's data files: nbconvert's templates for the feedback pages
-    env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(Path(sys.prefix) / "share" / "jupyter"),
-                                                        env.get("JUPYTER_PATH")]))
     env.pop("ATTENTION_GRADING", None)  # the course turns grading on itself
     env.pop("PYTHONPATH", None)
+    env.pop("JUPYTER_PATH", None)
     return env
 
 
