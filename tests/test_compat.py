@@ -150,8 +150,9 @@ def test_installing_the_helper_keeps_every_version_already_in_range(compat_pytho
     """What a hub admin sees: `pip install` of the helper into an environment that already has
     (here the lowest) supported versions installs the helper and nothing else."""
     report = tmp_path / "report.json"
-    result = subprocess.run([sys.executable, "-m", "pip", "--python", compat_python, "install", "--dry-run",
-                             "--quiet", "--report", report, str(ROOT)], capture_output=True, text=True, timeout=300)
+    pip = [sys.executable, "-m", "pip", "--python", compat_python]  # the compat venv has no pip of its own
+    result = subprocess.run([*pip, "install", "--dry-run", "--quiet", "--report", report, str(ROOT)],
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     installs = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
                 for i in json.loads(report.read_text())["install"]}
