@@ -30,6 +30,7 @@ from tools.jupyterlab_driver import (
     JupyterLab,
     alive,
     chromium,
+    close_documents,
     descendants,
     find_chromium,
     iopub_errors,
@@ -76,15 +77,35 @@ def lab(browser, tmp_path_factory):
     assert not server.left_behind, f"processes survived the server's shutdown: {server.left_behind}"
 
 
+@pytest.fixture(scope="module")
+def tab():
+    """One JupyterLab tab for the module, as a student opens one notebook after another in it
+    (open_notebook; loading JupyterLab anew would cost 2-3 s a test). A test that leaves it
+    unusable (a dialog open, the page gone) leaves the next test a new tab."""
+    shared = {}
+    yield shared
+    if shared.get("page") and not shared["page"].is_closed():
+        shared["page"].close()
+
+
 @pytest.fixture
-def page(browser, lab):
-    page = browser.new_page()
+def page(browser, lab, tab):
+    page = tab.get("page")
+    if page is None or page.is_closed():
+        page = tab["page"] = browser.new_page()
+        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+        page.on("pageerror", lambda e: page.console_errors.append(f"uncaught: {e}"))
     page.console_errors = []
-    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
-    page.on("pageerror", lambda e: page.console_errors.append(f"uncaught: {e}"))
     yield page
-    page.close()
+    try:
+        if page.evaluate("() => !!window.jupyterapp"):
+            close_documents(page)  # before their kernels stop, so the page sees no kernel die
+        usable = page.query_selector(".jp-Dialog") is None
+    except Exception:  # the page crashed or was closed
+        usable = False
     lab.shutdown_kernels()
+    if not usable:
+        page.close()
 
 
 def _wait(page, js: str, arg, timeout: float = CHANGE_TIMEOUT):
