@@ -27,6 +27,7 @@ description the plotting helpers stored as its alt text.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -164,17 +165,25 @@ def drop_remote_images(page: str) -> str:
     return re.sub(r'<img\b[^>]*\bsrc="https?://[^"]*"[^>]*>', text, page)
 
 
+@functools.lru_cache(maxsize=None)
+def exported(source: Path, modified: int) -> str:
+    """nbconvert's page for `source` (a path relative to the root, last `modified` at that time in
+    ns). Both editions start from the same pages, so a process that builds both (the tests do)
+    exports each file once: nbconvert takes most of a build."""
+    nb = as_notebook(source)
+    if source.suffix == ".md":
+        first = re.search(r"^# (.+)$", (ROOT / source).read_text(encoding="utf-8"), re.M)
+        nb.metadata["title"] = first.group(1) if first else "Attention math, step by step"
+    exporter = HTMLExporter(template_name="static_site", extra_template_basedirs=[str(ROOT / "scripts")])
+    return exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})[0]
+
+
 def build(out_dir: Path, teachers: bool = False) -> list[Path]:
     """Write the edition into `out_dir`: the student edition, or with `teachers` the teachers' pages too."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter(template_name="static_site", extra_template_basedirs=[str(ROOT / "scripts")])
     site, repo, written = pages(teachers), repository_url(), []
     for source, name in site.items():
-        nb = as_notebook(source)
-        if source.suffix == ".md":
-            first = re.search(r"^# (.+)$", (ROOT / source).read_text(encoding="utf-8"), re.M)
-            nb.metadata["title"] = first.group(1) if first else "Attention math, step by step"
-        page, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})
+        page = exported(source, (ROOT / source).stat().st_mtime_ns)
         page = rewrite_links(page, source, site, repo)
         if not teachers:
             page = unlink_teachers_only(page, source, repo)
