@@ -5,6 +5,11 @@ the root, because tests/conftest.py is not read when pytest is given only notebo
   loop is `pytest -m "not slow"`.
 - tests/robustness.py adds, after nbval's last cell of each numbered notebook, the robustness
   run in the same kernel.
+- How the two worker processes share the work (`--dist loadfile`, in order): a group runs whole
+  in one worker, so its fixtures are made once there. A group is a test file or a notebook,
+  except that the two longest files, the browser's and the compat runs, are split in two halves
+  (each half has its own JupyterLab or student copy). The longest groups start first, so that
+  no long one is left running alone at the end.
 """
 
 import pytest
@@ -14,9 +19,44 @@ pytest_plugins = ["tests.robustness"]
 # The kinds of test that run notebooks, a browser, a hub or nbgrader are all slow: the quick
 # loop, `pytest -m "not slow"`, leaves them out. nbval's items (one per notebook cell) count too.
 SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static"}
+SPLIT = ("tests/test_browser.py", "tests/test_compat.py")  # their tests go to two groups, alternately
+FIRST = ["tests/test_grading.py", *SPLIT, "tests/test_class_load.py", "tests/test_lesson_plans.py",
+         "notebooks/"]  # the longest groups, longest first, then the rest in pytest's order
 
 
-def pytest_collection_modifyitems(items):  # (after tests/robustness.py's, before -m deselects)
+def rank(nodeid: str) -> int:
+    return next((k for k, start in enumerate(FIRST) if nodeid.startswith(start)), len(FIRST))
+
+
+def groups(nodeids: list[str]) -> dict[str, str]:
+    """{test id: its group}: its file, or for a file in SPLIT, one of two halves."""
+    seen, named = {}, {}
+    for nodeid in nodeids:
+        file = nodeid.split("::")[0]
+        k = seen[file] = seen.get(file, -1) + 1
+        named[nodeid] = f"{file} ({k % 2 + 1} of 2)" if file in SPLIT else file
+    return named
+
+
+@pytest.hookimpl(tryfirst=True)  # after tests/robustness.py's (registered later), before -m deselects
+def pytest_collection_modifyitems(items):
     for item in items:
         if str(item.path).endswith(".ipynb") or SLOW_KINDS & {m.name for m in item.iter_markers()}:
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: rank(item.nodeid))  # stable: each file keeps its order
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With `--dist loadfile` (addopts): the groups above, handed out in the order collected."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Groups(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            if not hasattr(self, "named"):
+                self.named = groups(self.collection)
+            return self.named[nodeid]
+
+    config.option.loadscopereorder = False  # not by the number of tests: in the order above
+    return Groups(config, log)

@@ -25,6 +25,7 @@ import sys
 import venv
 from pathlib import Path
 
+import psutil
 import pytest
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -70,7 +71,9 @@ def compat_python():
     python = home / "bin" / "python"
     if not (home / "ready").exists():
         for old in CACHE.glob("*"):  # one venv at a time: a stale one only takes disk
-            shutil.rmtree(old, ignore_errors=True)
+            if old.name != key and not (old.name.startswith("building-")  # (another worker's, or
+                                        and psutil.pid_exists(int(old.name.split("-")[1]))):  # a dead one)
+                shutil.rmtree(old, ignore_errors=True)
         building = CACHE / f"building-{os.getpid()}"
         venv.create(building, with_pip=False)  # uv installs into it; pip, where a test needs it, runs
         try:                                   # from the test environment (--python)
@@ -81,7 +84,10 @@ def compat_python():
         (building / "ready").write_text("\n".join(reqs) + "\n")
         # Built aside and renamed, so a half-built venv is never used. Only bin/python is run,
         # which does not depend on the folder's name.
-        building.rename(home)
+        try:
+            building.rename(home)
+        except OSError:  # the other worker built the same venv first
+            shutil.rmtree(building, ignore_errors=True)
     return python
 
 
