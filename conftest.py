@@ -21,7 +21,8 @@ pytest_plugins = ["tests.robustness"]
 SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static"}
 SPLIT = ("tests/test_browser.py", "tests/test_compat.py")  # their tests go to two groups, alternately
 FIRST = ["tests/test_grading.py", *SPLIT, "tests/test_class_load.py", "tests/test_lesson_plans.py",
-         "notebooks/"]  # the longest groups, longest first, then the rest in pytest's order
+         "tests/test_widgets.py", "tests/test_static_site.py",
+         "notebooks/"]  # the longest groups, longest first (about 140 s to 10 s), then the rest
 
 
 def rank(nodeid: str) -> int:
