@@ -70,9 +70,10 @@ def lab(browser, tmp_path_factory):
     folder = tmp_path_factory.mktemp("notebooks")
     shutil.copytree(ROOT / "notebooks", folder, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    for old in SHOTS.glob("*.png"):  # none of a notebook that is gone (each test replaces its own;
-        if old.stem not in {p.stem for p in NOTEBOOKS}:  # the other half runs in the other worker)
-            old.unlink()
+    # No screenshot of a notebook that is gone; each test replaces its own (and the other half
+    # of these tests may run in the other worker at the same time).
+    for old in set(SHOTS.glob("*.png")) - {SHOTS / f"{p.stem}.png" for p in NOTEBOOKS}:
+        old.unlink()
     with JupyterLab(folder) as server:
         yield server
     assert not server.left_behind, f"processes survived the server's shutdown: {server.left_behind}"

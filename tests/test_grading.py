@@ -174,7 +174,6 @@ def grading_env() -> dict:
     env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"  # nbgrader runs `alembic` by name
     env.pop("ATTENTION_GRADING", None)  # the course turns grading on itself
     env.pop("PYTHONPATH", None)
-    env.pop("JUPYTER_PATH", None)
     return env
 
 

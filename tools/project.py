@@ -1,10 +1,12 @@
 """What the project declares about itself: pyproject.toml's ranges and the lock's pins,
-read in one place for the tests. (The repository's address and release tag are read by
-scripts/set_repository.py, which also rewrites the links that name them.)"""
+read in one place for the tests, and `uv_install`, which builds the environments the tests
+make beside the test environment from them. (The repository's address and release tag are
+read by scripts/set_repository.py, which also rewrites the links that name them.)"""
 
 from __future__ import annotations
 
 import platform
+import subprocess
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -49,9 +51,7 @@ def uv_install(python, *args: str) -> None:
     """`uv pip install` into the environment of interpreter `python` (a venv made without pip):
     how the tests build the environments they need beside the test environment (compat, grading).
     uv installs in parallel from its cache, seconds where pip takes a minute."""
-    import subprocess
-
-    from uv import find_uv_bin
+    from uv import find_uv_bin  # here, so that reading the lock needs no uv
 
     result = subprocess.run([find_uv_bin(), "pip", "install", "--quiet", "--python", str(python), *args],
                             capture_output=True, text=True)
