@@ -31,7 +31,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from scripts.make_student_copy import write_copy
-from tools.project import RUNTIME, locked, uv_install
+from tools.project import RUNTIME, UV_OPTIONS, locked, uv_install
 from tools.sweep import SWEEP_ENDS_ONLY
 
 pytestmark = pytest.mark.compat
@@ -66,7 +66,7 @@ def compat_python():
         pytest.skip("the lowest supported versions have no wheels for Python 3.13+: "
                     "run the compat tests with Python 3.10-3.12")
     reqs = requirements()
-    key = hashlib.sha256(json.dumps([sys.version, sys.platform, reqs]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps([sys.version, sys.platform, reqs, UV_OPTIONS]).encode()).hexdigest()[:12]
     home = CACHE / key
     python = home / "bin" / "python"
     if not (home / "ready").exists():

@@ -45,7 +45,7 @@ import pytest
 
 from scripts import make_nbgrader_course as COURSE_MAKER
 from tools.notebooks import ROOT
-from tools.project import PROJECT, uv_install
+from tools.project import PROJECT, UV_OPTIONS, uv_install
 
 EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()  # every one with exercises: 05b, 10, 11 too
 POINTS = COURSE_MAKER.load_points()
@@ -163,7 +163,7 @@ def grading_env() -> dict:
     """The environment for nbgrader: its own venv, with the helper (editable) and the `grading`
     extra at the lock's versions, built once per version of pyproject.toml and the lock."""
     key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
-                         + sys.version.encode() + str(ROOT).encode()).hexdigest()
+                         + sys.version.encode() + str(ROOT).encode() + str(UV_OPTIONS).encode()).hexdigest()
     stamp = VENV / "requirements.sha256"
     if not (stamp.exists() and stamp.read_text() == key):
         shutil.rmtree(VENV, ignore_errors=True)
