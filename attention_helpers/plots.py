@@ -26,7 +26,10 @@ from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator, NullFormatter
 
+from . import _fastdraw
 from .alt_text import axis_name, describe, join, plain, register, set_description
+
+_fastdraw.skip_inline_predraw()  # one draw fewer for each figure a notebook shows (see there)
 
 __all__ = ["Heatmap", "Bars", "GroupedBars", "heatmap", "bar_chart", "grouped_bar_chart", "shared_scale",
            "vectors_2d", "describe", "set_description"]

@@ -215,6 +215,45 @@ def test_every_private_matplotlib_name_the_fast_path_uses_still_exists():
     assert not missing, f"matplotlib no longer has {missing}: the fast path needs them (or Panel(fast=False))"
 
 
+# Counts every full draw of a figure in the kernel, then makes one pyplot figure per cell.
+_COUNT_DRAWS = """\
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+draws = []
+_draw = Figure.draw
+Figure.draw = lambda self, renderer: (draws.append(1), _draw(self, renderer))[1]
+"""
+
+
+def _draws_per_figure(*cells) -> list[int]:
+    """Run `cells` in a fresh kernel (inline backend); the full draws of figures in each (every
+    figure shown must have been shown as a picture)."""
+    import nbclient
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(_COUNT_DRAWS)]
+    for source in cells:
+        nb.cells += [nbformat.v4.new_code_cell(source),
+                     nbformat.v4.new_code_cell("print(len(draws)); draws.clear()")]
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120).execute()
+    assert all("image/png" in o.get("data", {}) for c in nb.cells[1::2] for o in c.outputs
+               if o.output_type == "display_data")
+    return [int(c.outputs[0]["text"]) for c in nb.cells[2::2]]
+
+
+@pytest.mark.slow  # two kernels
+def test_a_figure_shown_inline_is_drawn_only_for_its_picture():
+    # print_figure draws a figure twice for the inline backend's PNG (bbox_inches="tight": once to
+    # measure, once to draw); pyplot's post-execute hook drew it once more, unseen, before the helper
+    # came in, whether pyplot had set up its hook before the import (here) or does so after it.
+    figure = "fig, ax = plt.subplots(layout='constrained'); ax.plot([1, 2, 3])"
+    assert _draws_per_figure(figure, "import attention_helpers\n" + figure, figure) == [3, 2, 2]
+    # under another backend the hook still draws what changed, as matplotlib does
+    other = "plt.switch_backend('agg'); plt.ion()\n" + figure
+    assert _draws_per_figure("import attention_helpers", other) == [0, 1]
+
+
 def image_figure(values, facecolor="white"):
     """A figure with one image (nearest-neighbour cells when upsampled); what moves: the
     image and the frame drawn over its edges."""
