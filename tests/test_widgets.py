@@ -215,7 +215,7 @@ def test_every_private_matplotlib_name_the_fast_path_uses_still_exists():
     assert not missing, f"matplotlib no longer has {missing}: the fast path needs them (or Panel(fast=False))"
 
 
-# Counts every full draw of a figure in the kernel, then makes one pyplot figure per cell.
+# Run first in the kernel: counts every full draw of a figure, in `draws`.
 _COUNT_DRAWS = """\
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
