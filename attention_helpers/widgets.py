@@ -195,11 +195,15 @@ class Panel:
             raise ValueError(f"compute returned {len(results)} results for {len(self.views)} views")
         return results
 
-    def _show(self, results, moving=False, fresh=False):
+    def _update(self, results) -> None:
+        """Set the charts to `results` (drawn by _show, or by whoever draws the figure next)."""
         self._fix_value_axes([results])  # a value beyond a bar chart's axis widens it
         for artist, result in zip(self.artists, results):
             if artist is not None:
                 artist.update(result)
+
+    def _show(self, results, moving=False, fresh=False):
+        self._update(results)
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
         self.png = self._drawer.png(fresh) if self.fast else _full_draw(self.figure)
@@ -308,23 +312,22 @@ class Panel:
 
     def show_static(self) -> None:
         """Show the figure and read-outs at the current values as ordinary output."""
-        texts = [str(r) for v, r in zip(self.views, self._results()) if v["kind"] == "text"]
-        if texts:
-            print("\n".join(texts))
-        # The live picture, at the notebook's usual resolution.
-        self.redraw()
         _inline_pictures()
         with self._lock:
+            results = self._results()
+            texts = [str(r) for v, r in zip(self.views, results) if v["kind"] == "text"]
+            if texts:
+                print("\n".join(texts))
+            # The live picture's figure, at the notebook's usual resolution (display draws it).
+            self._update(results)
             self.figure.set_dpi(mpl.rcParams["figure.dpi"])
             try:
                 display(self.figure)
             finally:
                 self.figure.set_dpi(self.dpi)
-                # laid out again at the live picture's resolution, now rather than on the next move
-                if self.fast:
-                    self._drawer.png(fresh=True)
-                else:
-                    self.figure.canvas.draw()
+                # The live picture redrawn, laid out again at its own resolution now rather
+                # than on the next move (and showing any change made to the figure by hand).
+                self._show(results, fresh=True)
 
 
 def _inline_pictures() -> None:
