@@ -4,8 +4,12 @@ Each plan is a markdown table with one row per notebook; its "run" column lists
 the sections the class runs ("Steps 1–3, Live"). Everything else is skipped. For
 every notebook a plan uses, this builds the notebook with exactly those
 sections (the title, "You will learn" and the setup cell always stay), runs it
-in a fresh kernel and fails on any error: a skipped step that a kept one needs
-gives a NameError here, not in class. Each exit-ticket question names the step
+and fails on any error: a skipped step that a kept one needs gives a NameError
+here, not in class. A plan's notebooks run one after another in one kernel,
+each after `%reset -f` (its names gone, as in a kernel of its own, so a missing
+one still raises; what a reset keeps, the imported modules, every notebook
+imports in its setup cell anyway): a kernel and the helper's import cost about
+2 s of CPU each, half of such a run. Each exit-ticket question names the step
 that teaches it, "*(02 · Step 4)*", and that step must be among the plan's.
 """
 
@@ -16,7 +20,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = [ROOT / "teachers" / "plan_90_minutes.md", ROOT / "teachers" / "plan_half_day.md"]
@@ -117,14 +123,49 @@ def test_every_exit_ticket_question_is_taught_in_the_plan(plan):
             f"only {rows[number][1]}")
 
 
+@pytest.fixture(scope="module")
+def kernels():
+    """{plan: its kernel}, each started when its plan's first notebook runs."""
+    started = {}
+
+    def kernel(plan):
+        if plan not in started:
+            km = started[plan] = KernelManager(kernel_name="python3")
+            # The figures are made but not turned into PNGs (a third of the run): what a plan can
+            # break is a later cell's use of something a skipped one defines, and nbval draws
+            # every figure anyway.
+            km.start_kernel(cwd=str(ROOT / "notebooks"),
+                            extra_arguments=["--InlineBackend.figure_formats=set()"])
+        return started[plan]
+
+    yield kernel
+    for km in started.values():
+        km.shutdown_kernel(now=True)
+
+
+def run_after_reset(nb, km) -> None:
+    """Run `nb` in the kernel `km` with none of the names an earlier notebook left there."""
+    nb.cells.insert(0, nbformat.v4.new_code_cell(
+        "%reset -f\nimport matplotlib.pyplot\nmatplotlib.pyplot.close('all')\ndel matplotlib"))
+    client = NotebookClient(nb, km=km, timeout=300, resources={"metadata": {"path": str(ROOT / "notebooks")}})
+    try:
+        client.execute()  # raises CellExecutionError, naming the cell, on the first error
+    finally:
+        if client.kc is not None:
+            client.kc.stop_channels()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("plan, number", CASES, ids=[f"{p.stem}-{n}" for p, n in CASES])
-def test_the_plan_runs_as_written(plan, number):
+def test_the_plan_runs_as_written(plan, number, kernels):
     name, keep = plan_rows(plan)[number]
-    nb = kept_notebook(ROOT / "notebooks" / name, keep)
-    # The figures are made but not turned into PNGs (a third of the run): what a plan can break is
-    # a later cell's use of something a skipped one defines, and nbval draws every figure anyway.
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
-                            extra_arguments=["--InlineBackend.figure_formats=set()"],
-                            resources={"metadata": {"path": str(ROOT / "notebooks")}})
-    client.execute()  # raises CellExecutionError, naming the cell, on the first error
+    run_after_reset(kept_notebook(ROOT / "notebooks" / name, keep), kernels(plan))
+
+
+@pytest.mark.slow
+def test_a_name_an_earlier_notebook_of_the_plan_defined_is_gone_in_the_next(kernels):
+    km = kernels(PLANS[0])
+    run_after_reset(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("leftover = 1")]), km)
+    uses = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("leftover")])
+    with pytest.raises(CellExecutionError, match="NameError"):
+        run_after_reset(uses, km)
