@@ -7,9 +7,10 @@ all its cells and drag its panel with the messages a browser's slider sends.
 Checked: each student has a server of their own, the pull put the notebook
 in the student's home, the kernel ran every cell, and after the drag the
 kernel's slider holds the last value pressed and the picture of that value
-arrived. No timing is checked.
+arrived. No timing is checked. Beside it, a quick test of how many moves a
+class of each size makes.
 
-Marked slow. Skips only where JupyterHub, nbgitpuller or node/npm is missing,
+The hub test is marked slow. Skips only where JupyterHub, nbgitpuller or node/npm is missing,
 and fails instead under CI=true, as the browser tests do for Chromium.
 """
 
@@ -24,7 +25,6 @@ import pytest
 
 from tools import class_load
 
-pytestmark = pytest.mark.slow
 NOTEBOOK = "00_input_matrix.ipynb"  # the shortest Run All with a panel of FloatSliders
 
 
@@ -51,6 +51,7 @@ def kernel_value(student, comm_id: str):
     return json.loads(result["data"]["text/plain"])
 
 
+@pytest.mark.slow
 def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
     repo = class_load.bare_repository(tmp_path)
     students = [class_load.Student(hub, f"student{i}", repo, NOTEBOOK, timeout=120) for i in range(2)]
@@ -80,3 +81,11 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
     finally:
         for s in students:
             s.close()
+
+
+def test_a_small_class_makes_more_moves_each_so_that_every_size_has_fifteen_in_all():
+    # One student's three bursts would make the p95 the largest of three.
+    assert class_load.per_student(3, 1) == 15
+    assert class_load.per_student(5, 2) == 8  # 16: the fewest per student that reach 15
+    assert class_load.per_student(3, 5) == 3
+    assert class_load.per_student(3, 30) == 3  # a large class keeps the count asked for

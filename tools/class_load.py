@@ -47,7 +47,8 @@ The class, for each N (students are added as N grows, each set up before
 the measurement starts):
 
 - at rest: every student presses a key once, then again after 1.0-1.5 s,
-  --rest-moves times; the latency of a move is the press to the picture of
+  --rest-moves times (more where the class is small, so that every N has at
+  least 15 moves, and 15 bursts below, in all); the latency of a move is the press to the picture of
   its value arriving (the image widget's update whose parent is that move);
 - dragging, all at once (each starts within 0.3 s of the others):
   --bursts times a key repeat of 30-50 ms for 1-2 s (the slider walks its
@@ -108,6 +109,7 @@ TARGET = "attention-math"  # the folder nbgitpuller pulls the course into
 NOTEBOOK = "05_weighted_sum_and_self_attention.ipynb"
 PROTOCOL = "v1.kernel.websocket.jupyter.org"
 MAX_STUDENTS = 40
+MIN_SAMPLES = 15  # bursts, and moves at rest, per class size at least (see per_student)
 HOW_TO_INSTALL = ("needs JupyterHub and nbgitpuller (`.venv/bin/pip install jupyterhub nbgitpuller`) "
                   "and node with npm (configurable-http-proxy is installed from npm on first use)")
 
@@ -617,13 +619,20 @@ def memory(hub: Hub) -> tuple[list[float], list[float], list[float]]:
     return per_student, servers, peaks
 
 
+def per_student(count: int, students: int) -> int:
+    """`count` per student, or more, so that a class of any size gives at least MIN_SAMPLES in all
+    (one student alone would otherwise give a p95 that is the largest of three)."""
+    return max(count, math.ceil(MIN_SAMPLES / students))
+
+
 def measure(hub: Hub, students: list[Student], args, seed: int) -> dict:
     rngs = [random.Random(seed * 1000 + i) for i in range(len(students))]
+    rest_moves_each, bursts_each = (per_student(n, len(students)) for n in (args.rest_moves, args.bursts))
     rest = [None] * len(students)
     threads = []
     for i, s in enumerate(students):
         def run(i=i, s=s):
-            rest[i] = rest_moves(s, args.rest_moves, rngs[i], args.answer_timeout)
+            rest[i] = rest_moves(s, rest_moves_each, rngs[i], args.answer_timeout)
         threads.append(threading.Thread(target=run, daemon=True))
     for t in threads:
         t.start()
@@ -636,7 +645,7 @@ def measure(hub: Hub, students: list[Student], args, seed: int) -> dict:
     threads = []
     for i, s in enumerate(students):
         def run(i=i, s=s):
-            bursts[i] = drag(s, args.bursts, rngs[i], args.answer_timeout, start)
+            bursts[i] = drag(s, bursts_each, rngs[i], args.answer_timeout, start)
         threads.append(threading.Thread(target=run, daemon=True))
     for t in threads:
         t.start()
@@ -678,7 +687,7 @@ def pct(values, q) -> float:
 
 
 # ---- the table -------------------------------------------------------------
-HEADER = ("| students | pictures/s while dragging, p50 (slowest) | last value's picture p50 / p95 / max (s) "
+HEADER = ("| students | pictures/s while dragging, p50 (slowest) | last value's picture p50 / p95 / max (ms) "
           "| stopped answering | one move at rest p50 / p95 (ms) "
           "| CPU cores: kernels / servers / proxy / hub / client "
           "| kernel CPU per picture (ms) "
@@ -688,8 +697,8 @@ HEADER = ("| students | pictures/s while dragging, p50 (slowest) | last value's 
 
 def table_row(r: dict) -> str:
     c = r["cores"]
-    return (f"| {r['students']} | {r['rate_p50']:.1f} ({r['rate_min']:.1f}) | {r['last_p50']:.2f} / "
-            f"{r['last_p95']:.2f} / {r['last_max']:.2f} | {r['stopped']} of {r['bursts']} | "
+    return (f"| {r['students']} | {r['rate_p50']:.1f} ({r['rate_min']:.1f}) | {1000 * r['last_p50']:.0f} / "
+            f"{1000 * r['last_p95']:.0f} / {1000 * r['last_max']:.0f} | {r['stopped']} of {r['bursts']} | "
             f"{1000 * r['rest_p50']:.0f} / {1000 * r['rest_p95']:.0f} | "
             f"{c['kernel']:.2f} / {c['server']:.2f} / "
             f"{c['proxy']:.2f} / {c['hub']:.2f} / {c['client']:.2f} | {r['kernel_ms_per_picture']:.0f} | "
@@ -701,8 +710,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, nargs="+", default=[1, 5, 10, 20, 30])
     parser.add_argument("--notebook", default=NOTEBOOK)
-    parser.add_argument("--bursts", type=int, default=3)
-    parser.add_argument("--rest-moves", type=int, default=5)
+    parser.add_argument("--bursts", type=int, default=3, help="per student (at least 15 in all)")
+    parser.add_argument("--rest-moves", type=int, default=5, help="per student (at least 15 in all)")
     parser.add_argument("--answer-timeout", type=float, default=20.0)
     parser.add_argument("--setup-timeout", type=float, default=600.0)
     parser.add_argument("--no-settings", action="store_true", help="leave out the course's lab-settings/")
