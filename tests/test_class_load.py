@@ -10,8 +10,9 @@ kernel's slider holds the last value pressed and the picture of that value
 arrived. No timing is checked. Beside it, a quick test of how many moves a
 class of each size makes.
 
-The hub test is marked slow. Skips only where JupyterHub, nbgitpuller or node/npm is missing,
-and fails instead under CI=true, as the browser tests do for Chromium.
+The hub test is marked slow. It skips only where JupyterHub, nbgitpuller or
+node/npm is missing, and fails instead under CI=true, as the browser tests do
+for Chromium.
 """
 
 from __future__ import annotations

@@ -48,8 +48,9 @@ the measurement starts):
 
 - at rest: every student presses a key once, then again after 1.0-1.5 s,
   --rest-moves times (more where the class is small, so that every N has at
-  least 15 moves, and 15 bursts below, in all); the latency of a move is the press to the picture of
-  its value arriving (the image widget's update whose parent is that move);
+  least 15 moves, and 15 bursts below, in all); the latency of a move is the
+  press to the picture of its value arriving (the image widget's update
+  whose parent is that move);
 - dragging, all at once (each starts within 0.3 s of the others):
   --bursts times a key repeat of 30-50 ms for 1-2 s (the slider walks its
   range, turning at the ends), then a pause of 1.5-2.5 s. Per burst: the
