@@ -94,9 +94,6 @@ def compat_python():
 # Runs in the compat venv: the notebook, then every slider to both ends, then where the helper came from.
 RUNNER = r'''
 import importlib.util, json, sys
-# jsonschema (under nbformat) loads rfc3987_syntax, if installed, to check "iri" strings: building
-# its grammar takes 1-3 s of CPU per process, and a notebook's schema has no such strings.
-sys.modules["rfc3987_syntax"] = None
 import nbformat
 from nbclient import NotebookClient
 
