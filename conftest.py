@@ -7,9 +7,10 @@ the root, because tests/conftest.py is not read when pytest is given only notebo
   run in the same kernel.
 - How the two worker processes share the work (`--dist loadfile`, in order): a group runs whole
   in one worker, so its fixtures are made once there. A group is a test file or a notebook,
-  except that the two longest files, the browser's and the compat runs, are split in two halves
-  (each half has its own JupyterLab or student copy). The longest groups start first, so that
-  no long one is left running alone at the end.
+  except that three files are split in two halves: the two longest, the browser's and the compat
+  runs (each half has its own JupyterLab or student copy), and test_widgets.py, which has no
+  shared fixture and would otherwise be half the quick loop on one worker. The longest groups
+  start first, so that no long one is left running alone at the end.
 """
 
 import pytest
@@ -19,8 +20,9 @@ pytest_plugins = ["tests.robustness"]
 # The kinds of test that run notebooks, a browser, a hub or nbgrader are all slow: the quick
 # loop, `pytest -m "not slow"`, leaves them out. nbval's items (one per notebook cell) count too.
 SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static"}
-SPLIT = ("tests/test_browser.py", "tests/test_compat.py")  # their tests go to two groups, alternately
-FIRST = ["tests/test_grading.py", *SPLIT, "tests/test_class_load.py", "tests/test_lesson_plans.py",
+# their tests go to two groups, alternately
+SPLIT = ("tests/test_browser.py", "tests/test_compat.py", "tests/test_widgets.py")
+FIRST = ["tests/test_grading.py", *SPLIT[:2], "tests/test_class_load.py", "tests/test_lesson_plans.py",
          "tests/test_widgets.py", "tests/test_static_site.py",
          "notebooks/"]  # the longest groups, longest first (about 140 s to 10 s), then the rest
 
