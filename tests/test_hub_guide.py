@@ -130,10 +130,15 @@ def test_the_cpu_rule_follows_from_the_class_load_table():
     cores, p95 = class_load_table()
     assert set(p95) == {1, 5, 10, 20, 30}, "run python -m benchmarks.class_load"
     # The last value's picture within 1 s at p95, with a quarter to spare: at 30 students it took
-    # 0.88 to 1.10 s in three runs on one machine, so a rule read at 1.0 would flip from run to run.
+    # 0.91 to 1.06 s in three runs on one machine, so a rule read at 1.0 would flip from run to run.
+    # The guide may be stricter than the latest run allows (10 per core held in two runs of three),
+    # never looser: the class its rule puts on these cores is a row of the table within 0.75 s.
     within = max(n for n, seconds in p95.items() if seconds <= 0.75)
-    per_core = within // cores
     section = block_after("<!-- hub-cpu -->")
-    assert f"**for a class that drags together, {per_core} students per core**" in section
+    rule = re.search(r"\*\*for a class that drags together, (\d+) students per core\*\*", section)
+    assert rule, "the guide states its rule as **for a class that drags together, N students per core**"
+    per_core = int(rule[1])
+    assert per_core * cores in p95 and p95[per_core * cores] <= 0.75, (per_core, cores, p95)
+    assert per_core <= within // cores, (per_core, within, cores)
     cpu = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S)[1])["singleuser"]["cpu"]
     assert cpu["guarantee"] == round(1 / per_core, 2) and cpu["limit"] == 1
