@@ -275,6 +275,16 @@ def _open_one_cell_notebook(page, lab, name: str, source: str) -> None:
     open_notebook(page, lab, name)
 
 
+def test_the_next_notebook_opens_in_the_same_tab_without_loading_jupyterlab_again(lab, page):
+    """As a student opens one notebook after another (and as the tests above do, to save the
+    2-3 s of loading JupyterLab each time): the page is not loaded again."""
+    _open_one_cell_notebook(page, lab, "_first.ipynb", "1 + 1")
+    page.evaluate("() => { window.__stayed = true; }")
+    _open_one_cell_notebook(page, lab, "_second.ipynb", "2 + 2")
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path") == "_second.ipynb"
+    assert page.evaluate("() => window.__stayed === true"), "opening the second notebook loaded JupyterLab again"
+
+
 def test_with_the_course_settings_a_slider_move_runs_in_the_kernels_main_thread(lab, page):
     """lab-settings/overrides.json (used by the README's launch command, Binder and these tests)
     keeps widget messages off JupyterLab's kernel subshells: in order with the cells, and

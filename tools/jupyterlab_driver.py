@@ -246,9 +246,11 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) ->
     the 2-3 s of loading JupyterLab again. A new tab loads JupyterLab in a workspace of its
     own, so no earlier notebook is reopened.
     """
-    if page.url.startswith(lab.url("lab")) and page.evaluate("() => !!window.jupyterapp"):
+    if page.url.startswith(f"{lab.base}/lab/") and page.evaluate("() => !!window.jupyterapp"):
         close_documents(page)
-        page.evaluate("name => window.jupyterapp.commands.execute('docmanager:open', {path: name})", name)
+        # Not awaited and nothing returned: playwright would copy the widget the command's
+        # promise gives, a large object graph (about 2.5 s a notebook).
+        page.evaluate("name => { window.jupyterapp.commands.execute('docmanager:open', {path: name}); }", name)
     else:
         workspace = "w" + secrets.token_hex(4)
         page.goto(lab.url(f"lab/workspaces/{workspace}/tree/{name}"), timeout=timeout)
