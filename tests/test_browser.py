@@ -282,7 +282,7 @@ def test_the_next_notebook_opens_in_the_same_tab_without_loading_jupyterlab_agai
     page.evaluate("() => { window.__stayed = true; }")
     _open_one_cell_notebook(page, lab, "_second.ipynb", "2 + 2")
     assert page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path") == "_second.ipynb"
-    assert page.evaluate("() => window.__stayed === true"), "opening the second notebook loaded JupyterLab again"
+    assert page.evaluate("() => window.__stayed === true"), "the second notebook loaded JupyterLab again"
 
 
 def test_with_the_course_settings_a_slider_move_runs_in_the_kernels_main_thread(lab, page):

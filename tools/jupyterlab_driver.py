@@ -250,7 +250,8 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) ->
         close_documents(page)
         # Not awaited and nothing returned: playwright would copy the widget the command's
         # promise gives, a large object graph (about 2.5 s a notebook).
-        page.evaluate("name => { window.jupyterapp.commands.execute('docmanager:open', {path: name}); }", name)
+        page.evaluate("name => { window.jupyterapp.commands.execute('docmanager:open', {path: name}); }",
+                      name)
     else:
         workspace = "w" + secrets.token_hex(4)
         page.goto(lab.url(f"lab/workspaces/{workspace}/tree/{name}"), timeout=timeout)
