@@ -266,10 +266,19 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) ->
     )
     page.evaluate(PAGE_HELPERS)
     page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # more room for the notebook
-    # Record everything the kernel says on IOPub, so a warning or traceback
-    # printed by a slider callback (which no cell shows) is seen too.
+    # Record everything the kernel says on IOPub, so a warning or traceback printed by a slider
+    # callback (which no cell shows) is seen too; and the widget messages the page has sent that
+    # the kernel has not finished (__inFlight). The page holds a slider's next value back while
+    # one is in flight and sends it when the kernel's idle for that one arrives: so the kernel
+    # shows idle for a moment (up to 85 ms seen on an idle machine) with the next move already
+    # on its way. __kernelIdle waits for those too.
     page.evaluate(f"""() => {{
-        const w = {_CURRENT};
+        const w = {_CURRENT}, flight = window.__inFlight = new Set();
+        w.sessionContext.session.kernel.anyMessage.connect((_, {{msg, direction}}) => {{
+            if (direction === 'send' && msg.header.msg_type === 'comm_msg') flight.add(msg.header.msg_id);
+            if (direction === 'recv' && msg.header.msg_type === 'status'
+                && msg.content.execution_state === 'idle') flight.delete(msg.parent_header.msg_id);
+        }});
         window.__iopub = [];
         window.__idle = 0;  // how many requests the kernel has finished, slider moves included
         w.sessionContext.iopubMessage.connect((_, msg) => {{
@@ -376,5 +385,6 @@ window.__state = (scope) =>
     [...scope.querySelectorAll('img')].map(e => e.src.slice(-60)).join(' ') + ' | '
     + window.__readouts(scope);
 window.__kernelIdle = () =>
-    window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle';
+    window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'
+    && !(window.__inFlight && window.__inFlight.size);
 """
