@@ -13,7 +13,8 @@ gives the same picture as matplotlib's ordinary full draw of the figure
   artists over it (matplotlib's "blitting");
 - a heatmap's cells are coloured by table lookup: which cell each pixel shows
   is learned once per layout (`_Cells`), so a move only looks up colours;
-- numbers are pasted from pictures typeset once (`_Stamps`);
+- numbers are pasted from pictures typeset once (`_Stamps`), a new one from
+  FreeType's glyphs as Agg's draw_text renders them, not by drawing a Text;
 - a heatmap's frame and its masked cells' hatching are blended from their coverage, learned
   once per layout and mask (`_Overlay`);
 - the PNG is written without row filters at zlib level 1 (`_encode`);
@@ -37,9 +38,10 @@ import zlib
 import matplotlib as mpl
 import numpy as np
 from matplotlib.axis import Axis
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, get_hinting_flag
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.font_manager import findfont, get_font
 from matplotlib.image import AxesImage
 from matplotlib.spines import Spine
 from matplotlib.text import Text
@@ -378,12 +380,17 @@ class _Overlay:
 
 
 class _Stamps:
-    """Pictures of short texts: typeset once by matplotlib, then pasted.
+    """Pictures of short texts: typeset once, then pasted.
 
     Typesetting a number (Text.draw) costs about as much as everything else in
     a redraw of a small heatmap. Its picture depends only on its text, colour,
     font and alignment, so each is drawn once on a transparent canvas and
     blended in wherever it is needed, within a pixel of where Text.draw puts it.
+
+    A new number (a slider's drag brings many) is typeset from its glyphs
+    (`_from_glyphs`) as Agg's draw_text does, at about a third of the cost of
+    drawing it. Each colour and style is first typeset both ways: only if the
+    pictures are the same is the quicker way used for it from then on.
     """
 
     def __init__(self):
@@ -393,6 +400,8 @@ class _Stamps:
         self.pictures = {}
         # (font, alignments, dpi) -> its number, and back: hashing a font at every paste is slow
         self.styles, self.style_of = {}, []
+        self.fonts = {}  # style -> (its FT2Font, its size, the height and descent of "lp")
+        self.quick = {}  # (style, colour) -> True if _from_glyphs gives _typeset's pictures
 
     def picture(self, text, style):
         """(what to add: 255 x colour x alpha + 0.5 for rounding, what to keep of the pixels
@@ -403,12 +412,61 @@ class _Stamps:
         if key not in self.pictures:
             if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
                 self.pictures.clear()
-            self.pictures[key] = self._typeset(key[0], mpl.colors.to_rgba(colour), *self.style_of[style])
+            self.pictures[key] = self._new(key[0], mpl.colors.to_rgba(colour), style)
         return self.pictures[key]
 
-    def _typeset(self, string, color, font, ha, va, dpi):
+    def _new(self, string, color, style):
         if _special(string) or not string:
             return None
+        quick = self.quick.get((style, color))
+        if quick:
+            return self._from_glyphs(string, color, style)
+        drawn = self._typeset(string, color, *self.style_of[style])
+        if quick is None:  # the first text of this colour and style: typeset both ways
+            self.quick[style, color] = _same_stamp(drawn, self._from_glyphs(string, color, style))
+        return drawn
+
+    def _from_glyphs(self, string, color, style):
+        """_typeset's picture of `string`, made as Text.draw lays out one line (Text._get_layout)
+        and Agg's draw_text renders it: the glyphs' coverage from FreeType, blended by Agg's
+        formula into transparent pixels. Or None."""
+        font, ha, va, dpi = self.style_of[style]
+        if style not in self.fonts:
+            ft = get_font(findfont(font))
+            ft.clear()
+            ft.set_size(font.get_size_in_points(), dpi)
+            ft.set_text("lp", 0, flags=get_hinting_flag())  # a line is at least as tall as "lp"
+            lp = ft.get_width_height()[1] / 64, ft.get_descent() / 64
+            self.fonts[style] = ft, font.get_size_in_points(), *lp
+        ft, size, lp_height, lp_descent = self.fonts[style]
+        ft.clear()  # the font is matplotlib's own (shared): set up as RendererAgg._prepare_font does
+        ft.set_size(size, dpi)
+        ft.set_text(string, 0, flags=get_hinting_flag())
+        width, height = (v / 64 for v in ft.get_width_height())
+        descent = ft.get_descent() / 64
+        height, line_descent = max(height, lp_height), max(descent, lp_descent)
+        if ha not in ("left", "center", "right") or va not in ("top", "center", "bottom", "baseline"):
+            return None
+        # The line's baseline and left end from the anchor (y up), as the alignment puts them.
+        x = -{"left": 0, "center": width / 2, "right": width}[ha]
+        y = -(height - line_descent) - {"top": 0, "center": -height / 2, "bottom": -height,
+                                        "baseline": -height + line_descent}[va]
+        ft.draw_glyphs_to_bitmap(antialiased=mpl.rcParams["text.antialiased"])
+        x0, y0 = (v / 64 for v in ft.get_bitmap_offset())
+        cover = np.asarray(ft.get_image()).astype(np.int32)
+        left, bottom = round(x + x0), round(-y + y0 + descent) + 1  # rows count down
+        rgba = np.array([int(c * 255 + 0.5) for c in color])  # Agg's colour, in bytes
+        product = rgba[3] * cover + 128
+        alpha = ((product >> 8) + product) >> 8  # Agg's alpha x coverage
+        rows, cols = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
+        if len(rows) == 0:
+            return None
+        # In bytes, then in float32 as _typeset reads the canvas (its clear pixels are white).
+        alpha = alpha[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1, None].astype(np.uint8) / np.float32(255)
+        colour = np.where(alpha > 0, rgba[:3].astype(np.uint8) / np.float32(255), np.float32(1))
+        return 255 * colour * alpha + 0.5, 1 - alpha, left + cols[0], bottom - cover.shape[0] + rows[0]
+
+    def _typeset(self, string, color, font, ha, va, dpi):
         self.sample.update({"text": string, "color": color, "fontproperties": font,
                             "horizontalalignment": ha, "verticalalignment": va})
         figure, canvas = self.sample.figure, self.sample.figure.canvas
@@ -484,6 +542,12 @@ def skip_inline_predraw() -> None:
     hooks = shell.events.callbacks.get("post_execute", []) if shell is not None else []
     if draw_all in hooks:  # registered already: swapped in its place
         hooks[hooks.index(draw_all)] = draw_all_unless_inline
+
+
+def _same_stamp(a, b) -> bool:
+    if a is None or b is None:
+        return False
+    return all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a[:2], b[:2])) and a[2:] == b[2:]
 
 
 def _special(string):

@@ -185,6 +185,49 @@ def test_the_fast_path_draws_what_the_plain_full_draw_draws_at_every_slider_end(
     assert_same_as_plain(fast, plain, "after redraw()")
 
 
+@pytest.mark.parametrize("dpi", [72.0, 100.0])  # the live picture's and the notebook's
+def test_a_number_typeset_from_its_glyphs_is_the_picture_text_draw_makes(dpi):
+    """The stamps of new numbers come from FreeType's glyphs, laid out as Text.draw lays out a
+    line: for every alignment, size, weight and colour the panels use (and a translucent one),
+    the same pixels and the same place as Text.draw on a transparent canvas."""
+    from matplotlib.font_manager import FontProperties
+
+    stamps = _fastdraw._Stamps()
+    texts = ["0.125", "-2.254", "\u22121.5", "10", "1e-9", "0.00", "the cat"]
+    checked = 0
+    for font in (FontProperties(size=8), FontProperties(size=9.5), FontProperties(size=11, weight="bold")):
+        for ha in ("left", "center", "right"):
+            for va in ("top", "center", "baseline", "bottom"):
+                style = stamps.styles.setdefault((font, ha, va, dpi), len(stamps.style_of))
+                stamps.style_of.append((font, ha, va, dpi))
+                for colour in ((0, 0, 0, 1), (1, 1, 1, 1), (0.3, 0.3, 0.3, 1), (0.2, 0.4, 0.6, 0.8)):
+                    for text in texts:
+                        drawn = stamps._typeset(text, colour, font, ha, va, dpi)
+                        assert drawn is not None
+                        assert _fastdraw._same_stamp(drawn, stamps._from_glyphs(text, colour, style)), \
+                            f"{text!r} in {font.get_size()} pt {font.get_weight()}, {ha}/{va}, {colour}"
+                        checked += 1
+    assert checked == 3 * 3 * 4 * 4 * len(texts)
+
+
+@pytest.mark.parametrize("glyphs_match", [True, False])
+def test_new_numbers_are_typeset_from_glyphs_once_a_first_one_matched_and_drawn_if_not(glyphs_match):
+    from matplotlib.font_manager import FontProperties
+
+    stamps, drawn = _fastdraw._Stamps(), []
+    typeset, from_glyphs = stamps._typeset, stamps._from_glyphs
+    stamps._typeset = lambda *args: drawn.append(args[0]) or typeset(*args)
+    if not glyphs_match:  # as if a matplotlib to come laid text out otherwise: one pixel to the right
+        stamps._from_glyphs = lambda *args: (lambda a, k, x, y: (a, k, x + 1, y))(*from_glyphs(*args))
+    style = stamps.styles[FontProperties(size=9), "center", "center", 72.0] = 0
+    stamps.style_of.append((FontProperties(size=9), "center", "center", 72.0))
+    text = matplotlib.text.Text(text="", color="black")
+    for number in ("0.125", "0.250", "0.375"):
+        text.set_text(number)
+        assert stamps.picture(text, style) is not None
+    assert drawn == (["0.125"] if glyphs_match else ["0.125", "0.250", "0.375"])
+
+
 def test_the_plain_path_draws_each_move_with_one_full_draw():
     panel = small_panel(fast=False)
     draws = count_full_draws(panel)
