@@ -84,9 +84,9 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
             s.close()
 
 
-def test_a_small_class_makes_more_moves_each_so_that_every_size_has_fifteen_in_all():
-    # One student's three bursts would make the p95 the largest of three.
-    assert class_load.per_student(3, 1) == 15
-    assert class_load.per_student(5, 2) == 8  # 16: the fewest per student that reach 15
-    assert class_load.per_student(3, 5) == 3
-    assert class_load.per_student(3, 30) == 3  # a large class keeps the count asked for
+def test_a_small_class_makes_more_moves_each_so_that_every_size_has_forty_in_all():
+    # One student's three bursts would make the p95 the largest of three; of 40 it is the third largest.
+    assert class_load.per_student(3, 1) == 40
+    assert class_load.per_student(5, 3) == 14  # 42: the fewest per student that reach 40 (13 make 39)
+    assert class_load.per_student(3, 5) == 8
+    assert class_load.per_student(3, 20) == 3  # a large class keeps the count asked for
