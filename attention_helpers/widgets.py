@@ -29,6 +29,7 @@ import numpy as np
 from IPython.display import display
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from traitlets import CFloat
 
 from . import _fastdraw
 from .alt_text import describe
@@ -45,8 +46,21 @@ _DATA_ADDRESS = int(W.__version__.split(".")[0]) >= 8
 DESCRIBE_AFTER = 0.25  # s: fast panels describe the picture once a slider rests this long, not per step
 
 
+class _WeightSlider(W.FloatSlider):
+    """A FloatSlider whose moves the kernel does not echo back to the page.
+
+    ipywidgets 8 sends each value a page sends straight back to every page showing the
+    slider ("echo_update"), for a second page open on the same kernel; the page that
+    moved it ignores it. That is one message more per move for the kernel and its
+    server, which a class dragging together on one hub pays for (benchmarks/README.md,
+    "A class on one hub"). The value opts out as ipywidgets' own FileUpload does. A
+    second page on the same kernel then sees the picture follow, not the slider."""
+
+    value = CFloat(0.0, help="Float value").tag(sync=True, echo_update=False)
+
+
 def matrix_sliders(name, matrix, value_range=(-2.0, 2.0), step=0.1):
-    """One FloatSlider per entry of `matrix`, keyed "name[i,j]"."""
+    """One _WeightSlider per entry of `matrix`, keyed "name[i,j]"."""
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2:
         raise ValueError(f"{name} must be a 2-D weight matrix, got shape {matrix.shape}")
@@ -59,7 +73,7 @@ def matrix_sliders(name, matrix, value_range=(-2.0, 2.0), step=0.1):
             "widen value_range so the sliders can show them"
         )
     return {
-        f"{name}[{i},{j}]": W.FloatSlider(
+        f"{name}[{i},{j}]": _WeightSlider(
             value=float(v), min=lo, max=hi, step=step, description=f"[{i},{j}]",
             readout_format=".1f", continuous_update=True,
             layout=W.Layout(width="190px"), style={"description_width": "34px"},

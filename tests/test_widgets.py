@@ -285,6 +285,21 @@ def _draws_per_figure(*cells) -> list[int]:
     return [int(c.outputs[0]["text"]) for c in nb.cells[2::2]]
 
 
+def test_a_weight_slider_moved_on_the_page_is_not_echoed_back_and_a_control_is():
+    """ipywidgets 8 echoes each value a page sends back to every page; the panel's weight sliders
+    opt out (one message fewer per move on a hub), its controls, the notebook's own, do not."""
+    panel = small_panel()
+    sent = {key: [] for key in panel.sliders}
+    for key, slider in panel.sliders.items():  # what the kernel would send to the page
+        slider.comm.send = lambda data=None, buffers=None, log=sent[key], **_: log.append(data)
+    before = panel.png
+    panel.sliders["W_Q[0,0]"].set_state({"value": 1.5})  # as a page's update message arrives
+    panel.sliders["T"].set_state({"value": 0.5})
+    assert [m["method"] for m in sent["W_Q[0,0]"]] == [], sent["W_Q[0,0]"]
+    assert [m["method"] for m in sent["T"]] == ["echo_update"], sent["T"]
+    assert panel.values()["W_Q"][0, 0] == 1.5 and panel.png != before  # the move itself is drawn
+
+
 @pytest.mark.slow  # two kernels
 def test_a_figure_shown_inline_is_drawn_only_for_its_picture():
     # print_figure draws a figure twice for the inline backend's PNG (bbox_inches="tight": once to
