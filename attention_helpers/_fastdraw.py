@@ -17,6 +17,8 @@ gives the same picture as matplotlib's ordinary full draw of the figure
   FreeType's glyphs as Agg's draw_text renders them, not by drawing a Text;
 - a heatmap's frame and its masked cells' hatching are blended from their coverage, learned
   once per layout and mask (`_Overlay`);
+- a colour bar's tick marks are drawn in one draw_markers call per side (`_tick_marks`), as
+  each mark's Line2D would draw itself;
 - the PNG is written without row filters at zlib level 1 (`_encode`);
 - `Later` sends the picture's text alternative once a slider rests, not per step;
 - `skip_inline_predraw` spares every figure shown inline a draw no one sees.
@@ -34,6 +36,7 @@ import threading
 import time
 import weakref
 import zlib
+from numbers import Real
 
 import matplotlib as mpl
 import numpy as np
@@ -43,6 +46,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.font_manager import findfont, get_font
 from matplotlib.image import AxesImage
+from matplotlib.markers import MarkerStyle
+from matplotlib.path import Path
 from matplotlib.spines import Spine
 from matplotlib.text import Text
 
@@ -52,6 +57,7 @@ __all__ = ["Drawer", "Later", "png", "moving", "skip_inline_predraw"]
 PRIVATE_API = {
     "matplotlib.axis.Axis": ["_update_ticks"],
     "matplotlib.image.AxesImage": ["_set_gc_clip", "_get_scalar_alpha"],
+    "matplotlib.lines.Line2D": ["_set_gc_clip", "_get_markerfacecolor"],
     "matplotlib.pyplot": ["_draw_all_if_interactive"],
 }
 
@@ -269,14 +275,62 @@ def _draw_axis(axis, canvas, anchors, ticks=None):
     ticks = axis._update_ticks() if ticks is None else ticks
     if not axis.get_visible() or axis.offsetText.get_text() or axis.label.get_text():
         return axis.figure.draw_artist(axis)
-    for tick in ticks:
-        if not tick.get_visible():
-            continue
-        for line in (tick.gridline, tick.tick1line, tick.tick2line):
-            if line.get_visible():
-                axis.figure.draw_artist(line)
+    shown = [tick for tick in ticks if tick.get_visible()]
+    for tick in shown:
+        if tick.gridline.get_visible():
+            axis.figure.draw_artist(tick.gridline)
+    renderer = canvas.get_renderer()
+    for side in ("tick1line", "tick2line"):  # the marks on each side, in one draw (they never overlap)
+        _tick_marks([getattr(tick, side) for tick in shown if getattr(tick, side).get_visible()], renderer)
+    for tick in shown:
         for label in (tick.label1, tick.label2):
             _STAMPS.paste(label, canvas, anchors)  # found again whenever its tick moves
+
+
+def _tick_marks(lines, renderer):
+    """Draw tick marks (Line2Ds of one point and a marker each) as Line2D.draw draws each
+    one's marker, in one draw_markers call for all the marks that look alike."""
+    groups = {}
+    for line in lines:
+        groups.setdefault(_mark_style(line), []).append(line)
+    for style, alike in groups.items():
+        first = alike[0]
+        marker = MarkerStyle(first.get_marker(), first.get_fillstyle())
+        if style is None or marker.get_alt_path() is not None:  # not a plain tick mark: drawn as usual
+            for line in alike:
+                line.figure.draw_artist(line)
+            continue
+        size = renderer.points_to_pixels(first.get_markersize())
+        gc = renderer.new_gc()
+        first._set_gc_clip(gc)
+        gc.set_linewidth(first.get_markeredgewidth())
+        gc.set_antialiased(first.get_antialiased())
+        gc.set_foreground(mpl.colors.to_rgba(first.get_markeredgecolor(), first.get_alpha()), isRGBA=True)
+        snap = marker.get_snap_threshold()
+        gc.set_snap(size >= snap if isinstance(snap, Real) else snap)
+        gc.set_joinstyle(marker.get_joinstyle())
+        gc.set_capstyle(marker.get_capstyle())
+        transform = first.get_transform()  # every line's in the group (the same object)
+        points = Path(np.concatenate([line.get_xydata() for line in alike]))
+        renderer.draw_markers(gc, marker.get_path(), marker.get_transform().scale(size),
+                              transform.transform_path_non_affine(points), transform.get_affine().frozen(),
+                              mpl.colors.to_rgba(first._get_markerfacecolor(), first.get_alpha()))
+        gc.restore()
+
+
+def _mark_style(line):
+    """What a tick mark's picture depends on besides where it is (None: not a plain mark)."""
+    if (line.get_linestyle() not in ("None", "none", "", " ") or line.get_drawstyle() != "default"
+            or line.get_markevery() is not None or line.get_sketch_params() is not None
+            or line.get_path_effects() or line.get_url() is not None or line.get_clip_path() is not None
+            or line.get_marker() in (None, "None", "none", "", " ") or not line.get_markersize() > 0
+            or len(line.get_xydata()) != 1):
+        return None
+    box = line.get_clip_box()
+    return (id(line.get_transform()), line.get_marker(), line.get_fillstyle(), line.get_markersize(),
+            line.get_markeredgewidth(), line.get_antialiased(), str(line.get_markeredgecolor()),
+            str(line._get_markerfacecolor()), line.get_alpha(), line.get_clip_on(),
+            None if box is None else tuple(box.bounds))
 
 
 class _Cells:

@@ -185,6 +185,33 @@ def test_the_fast_path_draws_what_the_plain_full_draw_draws_at_every_slider_end(
     assert_same_as_plain(fast, plain, "after redraw()")
 
 
+@pytest.mark.parametrize("direction", ["out", "in", "inout"])
+def test_tick_marks_drawn_in_one_call_are_the_marks_line2d_draws_one_by_one(direction):
+    """The fast path draws a colour bar's tick marks with one draw_markers call per side."""
+    fig = matplotlib.figure.Figure(figsize=(3, 2), dpi=100)
+    matplotlib.backends.backend_agg.FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    bar = fig.colorbar(ax.imshow(np.arange(6.0).reshape(2, 3)), ax=ax)
+    bar.ax.yaxis.set_tick_params(direction=direction, left=True, length=5.5, width=1.3, color="tab:red")
+    fig.canvas.draw()
+    canvas, ticks = fig.canvas, bar.ax.yaxis.get_major_ticks()
+    marks = [line for side in ("tick1line", "tick2line") for line in (getattr(t, side) for t in ticks)
+             if line.get_visible()]
+    assert len(marks) >= 8  # both sides
+    with _fastdraw._hidden(marks):
+        fig.canvas.draw()
+    background = canvas.copy_from_bbox(fig.bbox)
+    pictures = []
+    for draw in (lambda: [fig.draw_artist(m) for m in marks],
+                 lambda: _fastdraw._tick_marks(marks, canvas.get_renderer())):
+        canvas.restore_region(background)
+        draw()
+        pictures.append(np.asarray(canvas.buffer_rgba()).copy())
+    canvas.restore_region(background)
+    assert not np.array_equal(pictures[0], np.asarray(canvas.buffer_rgba()))  # the marks show
+    assert np.array_equal(pictures[0], pictures[1])
+
+
 @pytest.mark.parametrize("dpi", [72.0, 100.0])  # the live picture's and the notebook's
 def test_a_number_typeset_from_its_glyphs_is_the_picture_text_draw_makes(dpi):
     """The stamps of new numbers come from FreeType's glyphs, laid out as Text.draw lays out a
