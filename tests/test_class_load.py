@@ -22,6 +22,7 @@ import os
 import random
 import time
 
+import psutil
 import pytest
 
 from tools import class_load
@@ -79,6 +80,9 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
             for before, after in zip(moves, moves[1:]):  # ipywidgets' throttle: one move in flight
                 assert s.idle[before] <= s.sent[after][1]
             assert kernel_value(s, s.slider) == pytest.approx(s.value)
+        # the hub and all it started run nicer than this client, the students' pages
+        below = {what: psutil.Process(pid).nice() for pid, what in hub.processes().items()}
+        assert set(below.values()) == {min(19, os.nice(0) + class_load.HUB_NICE)}, below
     finally:
         for s in students:
             s.close()
@@ -90,3 +94,28 @@ def test_a_small_class_makes_more_moves_each_so_that_every_size_has_forty_in_all
     assert class_load.per_student(5, 3) == 14  # 42: the fewest per student that reach 40 (13 make 39)
     assert class_load.per_student(3, 5) == 8
     assert class_load.per_student(3, 20) == 3  # a large class keeps the count asked for
+
+
+def row(students, **figures):
+    base = {"students": students, "bursts": 40, "stopped": 0, "rate_p50": 25.0, "rate_min": 25.0,
+            "last_p50": 0.008, "last_p95": 0.010, "last_max": 0.011, "rest_p50": 0.010, "rest_p95": 0.012,
+            "kernel_ms_per_picture": 7.0, "mem_mean": 250.0}
+    return base | figures
+
+
+def test_the_targets_compare_five_students_with_one_and_hold_thirty_to_a_second():
+    rows = [row(1, kernel_ms_per_picture=8.0),
+            row(5, rate_min=17.0, last_p95=0.016, kernel_ms_per_picture=12.0, last_max=0.5),
+            row(30, last_p95=0.999, stopped=1, bursts=90)]
+    held = {what: ok for what, ok, _ in class_load.targets(rows)}
+    assert held["30 students: last value's picture p95 <= 1 s"]  # 999 ms
+    assert not held["30 students: no panel stops answering"]  # one burst of 90
+    assert held["5 students against 1: pictures/s of the slowest student within 1.5x"]  # 25/17 = 1.47
+    assert not held["5 students against 1: last value's picture p95 within 1.5x"]  # 16/10 = 1.6
+    assert held["5 students against 1: kernel CPU per picture within 1.5x"]  # 12/8 = 1.5 exactly
+    assert sum(held.values()) == len(held) - 2  # the rest equal; the largest time (0.5 s) is not judged
+    slower = [row(1), row(5, rate_p50=16.0), row(30, last_p95=1.001)]
+    held = {what: ok for what, ok, _ in class_load.targets(slower)}
+    assert not held["5 students against 1: pictures/s while dragging, p50 within 1.5x"]  # 25/16 = 1.56
+    assert not held["30 students: last value's picture p95 <= 1 s"]
+    assert class_load.targets([row(1), row(10)]) == []  # neither 5 nor 30 measured: nothing to judge

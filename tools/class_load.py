@@ -66,9 +66,15 @@ the measurement starts):
 
 Limits: at most 40 students, --answer-timeout per burst, --setup-timeout per
 student; every process started (hub, proxy, servers, kernels) is stopped at
-the end, also on Ctrl-C or an error. The client shares the machine's cores
-with the hub (its CPU is printed), so on this 2-core machine the figures are
-somewhat worse than a class's, whose browsers run on laptops.
+the end, also on Ctrl-C or an error.
+
+The client shares the machine's cores with the hub, where a class's browsers
+run on laptops. Its work still takes the hub's CPU (it is printed), but its
+waiting should not count as the hub's: the hub, and so everything it starts,
+runs at a lower priority (nice +HUB_NICE, --hub-nice), so that a page whose
+picture has arrived reads it at once, as a laptop would, instead of queueing
+for a core behind the kernels it measures. The hub's processes keep their
+priorities among themselves. --hub-nice 0 runs everything alike.
 """
 
 from __future__ import annotations
@@ -113,6 +119,7 @@ MAX_STUDENTS = 40
 # Bursts, and moves at rest, per class size at least (see per_student). A nearest-rank p95
 # of fewer than 20 samples is their largest; of 40 it is the third largest.
 MIN_SAMPLES = 40
+HUB_NICE = 10  # the hub's processes run this much nicer than the client (see the docstring)
 HOW_TO_INSTALL = ("needs JupyterHub and nbgitpuller (`.venv/bin/pip install jupyterhub nbgitpuller`) "
                   "and node with npm (configurable-http-proxy is installed from npm on first use)")
 
@@ -196,8 +203,8 @@ c.JupyterHub.last_activity_interval = 3600
 class Hub:
     """JupyterHub with its proxy on 127.0.0.1; every process it starts is stopped on exit."""
 
-    def __init__(self, folder: Path, settings: bool = True, limit: int = MAX_STUDENTS):
-        self.folder, self.port = folder, free_port()
+    def __init__(self, folder: Path, settings: bool = True, limit: int = MAX_STUDENTS, nice: int = HUB_NICE):
+        self.folder, self.port, self.nice = folder, free_port(), nice
         self.url = f"http://127.0.0.1:{self.port}"
         environment = {"MPLBACKEND": "agg", "JUPYTER_PLATFORM_DIRS": "1"}
         if settings:
@@ -215,8 +222,10 @@ class Hub:
 
     def __enter__(self) -> Hub:
         self.log = open(self.folder / "hub.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen([str(BIN / "jupyterhub"), "-f", str(self.config)], cwd=self.folder,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        nice = ["nice", "-n", str(self.nice)] if self.nice else []  # nice execs the hub: same process
+        self.proc = subprocess.Popen([*nice, str(BIN / "jupyterhub"), "-f", str(self.config)],
+                                     cwd=self.folder, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -699,6 +708,41 @@ HEADER = ("| students | pictures/s while dragging, p50 (slowest) | last value's 
           "|---|---|---|---|---|---|---|---|")
 
 
+# The targets (issue #28): with 30 students dragging at once, the last value's picture within 1 s
+# at p95 and no panel that stops answering; with 5, each figure of a student within 1.5x of what
+# one student alone gets. The figures compared: (what, key, True where more is better). A class's
+# CPU columns grow with it by nature; the largest of 40 samples is reported, not judged (below).
+LARGE_CLASS, LARGE_P95_S, SMALL_CLASS, RATIO = 30, 1.0, 5, 1.5
+COMPARED = [("pictures/s while dragging, p50", "rate_p50", True),
+            ("pictures/s of the slowest student", "rate_min", True),
+            ("last value's picture p50", "last_p50", False), ("last value's picture p95", "last_p95", False),
+            ("one move at rest p50", "rest_p50", False), ("one move at rest p95", "rest_p95", False),
+            ("kernel CPU per picture", "kernel_ms_per_picture", False),
+            ("MiB per student", "mem_mean", False)]
+
+
+def targets(rows: list[dict]) -> list[tuple[str, bool, str]]:
+    """Each target the rows can decide, as (what, held, the figures that decide it), unrounded.
+
+    The largest last-value time is left out of the comparison: one sample against one, it
+    follows whichever burst met a hiccup (a garbage collection, another process), whatever N is."""
+    by_size = {r["students"]: r for r in rows}
+    out = []
+    if LARGE_CLASS in by_size:
+        r = by_size[LARGE_CLASS]
+        out.append((f"{LARGE_CLASS} students: last value's picture p95 <= {LARGE_P95_S:.0f} s",
+                    r["last_p95"] <= LARGE_P95_S, f"{1000 * r['last_p95']:.0f} ms"))
+        out.append((f"{LARGE_CLASS} students: no panel stops answering", r["stopped"] == 0,
+                    f"{r['stopped']} of {r['bursts']} bursts unanswered"))
+    if 1 in by_size and SMALL_CLASS in by_size:
+        one, small = by_size[1], by_size[SMALL_CLASS]
+        for what, key, more_is_better in COMPARED:
+            ratio = one[key] / small[key] if more_is_better else small[key] / one[key]
+            out.append((f"{SMALL_CLASS} students against 1: {what} within {RATIO}x", ratio <= RATIO,
+                        f"{one[key]:.4g} -> {small[key]:.4g}, {ratio:.2f}x"))
+    return out
+
+
 def table_row(r: dict) -> str:
     c = r["cores"]
     return (f"| {r['students']} | {r['rate_p50']:.1f} ({r['rate_min']:.1f}) | {1000 * r['last_p50']:.0f} / "
@@ -722,12 +766,17 @@ def main(argv=None) -> int:
     parser.add_argument("--no-settings", action="store_true", help="leave out the course's lab-settings/")
     parser.add_argument("--no-throttle", action="store_true",
                         help="send every key press (no ipywidgets throttle), to see what it spares")
+    parser.add_argument("--hub-nice", type=int, default=HUB_NICE,
+                        help="run the hub and all it starts this much nicer than the students' pages "
+                             "(0: alike)")
     parser.add_argument("--verbose", action="store_true", help="print each student's set-up steps")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args(argv)
     n = args.students
     if sorted(n) != n or not 1 <= n[0] <= n[-1] <= MAX_STUDENTS:
         parser.error(f"--students must rise, from 1 to at most {MAX_STUDENTS}")
+    if not 0 <= args.hub_nice <= 19:
+        parser.error(f"--hub-nice must be from 0 to 19 (how much nicer the hub runs), got {args.hub_nice}")
     reason = missing()
     if reason:
         print(reason, file=sys.stderr)
@@ -736,13 +785,13 @@ def main(argv=None) -> int:
     load = os.getloadavg()
     print(f"class_load: {args.notebook}, students {args.students}, "
           f"{'no throttle, ' if args.no_throttle else ''}settings "
-          f"{'off' if args.no_settings else 'on'}; "
+          f"{'off' if args.no_settings else 'on'}, hub at nice +{args.hub_nice}; "
           f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"{os.cpu_count()} cores; {json.dumps(versions())}", flush=True)
     rows, students = [], []
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="class-load-") as tmp, \
-            Hub(Path(tmp), not args.no_settings) as hub:
+            Hub(Path(tmp), not args.no_settings, nice=args.hub_nice) as hub:
         try:
             repo = bare_repository(Path(tmp))
             for n in args.students:
@@ -767,8 +816,20 @@ def main(argv=None) -> int:
     print(HEADER)
     for r in rows:
         print(table_row(r))
+    held = targets(rows)
+    if held:
+        print("\n```text")
+        for what, ok, figures in held:
+            print(f"  {what}: {'yes' if ok else 'NO'} ({figures})")
+        by_size = {r["students"]: r for r in rows}
+        if 1 in by_size and SMALL_CLASS in by_size:
+            print(f"  not judged: the largest last-value time, one sample each: "
+                  f"{1000 * by_size[1]['last_max']:.1f} -> {1000 * by_size[SMALL_CLASS]['last_max']:.1f} ms")
+        print(f"  all targets: {'yes' if all(ok for _, ok, _ in held) else 'NO'}")
+        print("```")
     if args.json:
-        found = {"load_at_start": load, "versions": versions(), "rows": rows}
+        found = {"load_at_start": load, "versions": versions(), "hub_nice": args.hub_nice, "rows": rows,
+                 "targets": [{"what": what, "held": ok, "figures": figures} for what, ok, figures in held]}
         args.json.write_text(json.dumps(found, indent=1))
     return 0
 
