@@ -72,7 +72,7 @@ The client shares the machine's cores with the hub, where a class's browsers
 run on laptops. Its work still takes the hub's CPU (it is printed), but its
 waiting should not count as the hub's: the hub, and so everything it starts,
 runs at a lower priority (nice +HUB_NICE, --hub-nice), so that a page whose
-picture has arrived reads it at once, as a laptop would, instead of queueing
+picture has arrived reads it first, as a laptop would, rather than queueing
 for a core behind the kernels it measures. The hub's processes keep their
 priorities among themselves. --hub-nice 0 runs everything alike.
 """
@@ -818,7 +818,7 @@ def main(argv=None) -> int:
         print(table_row(r))
     held = targets(rows)
     if held:
-        print("\n```text")
+        print("\nagainst the targets (from the unrounded figures):")
         for what, ok, figures in held:
             print(f"  {what}: {'yes' if ok else 'NO'} ({figures})")
         by_size = {r["students"]: r for r in rows}
@@ -826,7 +826,6 @@ def main(argv=None) -> int:
             print(f"  not judged: the largest last-value time, one sample each: "
                   f"{1000 * by_size[1]['last_max']:.1f} -> {1000 * by_size[SMALL_CLASS]['last_max']:.1f} ms")
         print(f"  all targets: {'yes' if all(ok for _, ok, _ in held) else 'NO'}")
-        print("```")
     if args.json:
         found = {"load_at_start": load, "versions": versions(), "hub_nice": args.hub_nice, "rows": rows,
                  "targets": [{"what": what, "held": ok, "figures": figures} for what, ok, figures in held]}
