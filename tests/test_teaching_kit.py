@@ -24,7 +24,7 @@ STUDENTS = ROOT / "notebooks" / "README.md"
 CHEAT_SHEET = ROOT / "notebooks" / "cheat_sheet.ipynb"
 DOCUMENTS = [ROOT / "README.md", STUDENTS, CHEAT_SHEET, *sorted(KIT.rglob("*.md"))]
 
-# The fixed names of DESIGN.md, not a glob: a missing notebook must fail here too.
+# The course's fixed notebook names, not a glob: a missing notebook must fail here too.
 NOTEBOOK_NAMES = [
     "00_input_matrix", "01_qkv_projections", "02_dot_product_scores", "03_scaling_by_sqrt_dk",
     "04_softmax", "05_weighted_sum_and_self_attention", "05b_multi_head_attention", "06_kv_cache_gqa",

@@ -3,7 +3,7 @@ and, when it is wrong, name the likely mistake.
 
     ah.checks.check_softmax(my_softmax)   # shows ✅ Correct: … or ❌ Not yet: …
 
-One module per notebook (nb00 … nb09, nb05b), on a shared base (_base.py: the Check
+One module per notebook (nb00 … nb11, nb05b), on a shared base (_base.py: the Check
 result, `compare`, grading mode) and shared mistake builders (_mistakes.py).
 Every checker returns a Check with `ok`, `kind`, `hint` and `mistake`;
 `bool(check)` says whether it passed. With `ah.checks.grading(True)` (or the
