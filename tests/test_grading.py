@@ -282,6 +282,14 @@ def graded(tmp_path_factory):
     # the same released course twice, each with its own gradebook and half the submissions
     twin = base / "twin"
     shutil.copytree(course, twin)
+    # The two autograde at once, so their kernels talk over Unix sockets in their own folder, not
+    # TCP ports: a port one kernel was handed could be taken by another before it bound it
+    # ("Address already in use", seen once here). The path is absolute: a kernel runs elsewhere.
+    # Not on Windows (no Unix sockets there for Jupyter) nor where the path is too long for one.
+    for folder in (course, twin) if os.name != "nt" and len(str(base)) < 80 else ():
+        with open(folder / "nbgrader_config.py", "a") as config:
+            config.write(f'c.KernelManager.transport = "ipc"\n'
+                         f'c.KernelManager.ip = {str(folder / "kernel")!r}\n')
     k = 0
     for assignment in counts:
         for student, answers in submissions(course, assignment).items():
