@@ -41,22 +41,32 @@ def hub(tmp_path):
         yield hub
 
 
-def kernel_value(student, comm_id: str):
-    """The kernel's own value of the widget `comm_id` (a user_expression, read in the kernel)."""
-    expr = f"__import__('ipywidgets').widgets.widget._instances[{comm_id!r}].value"
+WIDGET = "__import__('ipywidgets').widgets.widget._instances[{!r}]"
+
+
+def in_kernel(student, expression: str, code: str = ""):
+    """`expression` evaluated in the student's kernel (a user_expression), after running `code`."""
     msg = student.send("shell", "execute_request", {
-        "code": "", "silent": True, "store_history": False, "allow_stdin": False, "stop_on_error": True,
-        "user_expressions": {"v": expr}})
+        "code": code, "silent": True, "store_history": False, "allow_stdin": False, "stop_on_error": True,
+        "user_expressions": {"v": expression}})
     student.wait(lambda: msg in student.replies, 60, "reply to the user expression")
+    assert student.replies[msg]["status"] == "ok", student.replies[msg]
     result = student.replies[msg]["user_expressions"]["v"]
     assert result["status"] == "ok", result
     return json.loads(result["data"]["text/plain"])
 
 
+def kernel_value(student, comm_id: str):
+    """The kernel's own value of the widget `comm_id`."""
+    return in_kernel(student, WIDGET.format(comm_id) + ".value")
+
+
 @pytest.mark.slow
 def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
     repo = class_load.bare_repository(tmp_path)
-    students = [class_load.Student(hub, f"student{i}", repo, NOTEBOOK, timeout=120) for i in range(2)]
+    # The second drags the panel's floor (its pictures drawn in advance), as --floor does.
+    students = [class_load.Student(hub, f"student{i}", repo, NOTEBOOK, timeout=120, floor=i == 1)
+                for i in range(2)]
     try:
         class_load.in_threads(class_load.setup, students)
         servers = [pid for pid, what in hub.processes().items() if what == "server"]
@@ -66,7 +76,8 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
             pulled = tmp_path / "homes" / s.name / class_load.TARGET / "notebooks" / NOTEBOOK
             assert pulled.is_file()
             notebook = json.loads(pulled.read_text())
-            assert len(s.replies) == sum(c["cell_type"] == "code" for c in notebook["cells"])  # all ran
+            cells = sum(c["cell_type"] == "code" for c in notebook["cells"])
+            assert len(s.replies) == cells + s.floor  # all ran (and the floor's cell)
             assert s.models[s.slider]["_model_name"] == "FloatSliderModel"
             assert s.models[s.image]["_model_name"] == "ImageModel"
 
@@ -80,6 +91,13 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
             for before, after in zip(moves, moves[1:]):  # ipywidgets' throttle: one move in flight
                 assert s.idle[before] <= s.sent[after][1]
             assert kernel_value(s, s.slider) == pytest.approx(s.value)
+        # The floor is a slider and an image of its own, showing the panel's picture of the value
+        # it was dragged to: the panel, moved there now, draws the same bytes.
+        floor = students[1]
+        assert {floor.slider, floor.image}.isdisjoint({floor.panel_slider, floor.panel_image})
+        assert kernel_value(floor, floor.panel_slider) != pytest.approx(floor.value)  # only the floor moved
+        same = f"int({WIDGET.format(floor.image)}.value == {WIDGET.format(floor.panel_image)}.value)"
+        assert in_kernel(floor, same, f"{WIDGET.format(floor.panel_slider)}.value = {floor.value}") == 1
         # the hub and all it started run nicer than this client, the students' pages
         below = {what: psutil.Process(pid).nice() for pid, what in hub.processes().items()}
         assert set(below.values()) == {min(19, os.nice(0) + class_load.HUB_NICE)}, below
@@ -88,12 +106,30 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
             s.close()
 
 
-def test_a_small_class_makes_more_moves_each_so_that_every_size_has_forty_in_all():
-    # One student's three bursts would make the p95 the largest of three; of 40 it is the third largest.
-    assert class_load.per_student(3, 1) == 40
-    assert class_load.per_student(5, 3) == 14  # 42: the fewest per student that reach 40 (13 make 39)
-    assert class_load.per_student(3, 5) == 8
-    assert class_load.per_student(3, 20) == 3  # a large class keeps the count asked for
+def test_a_small_class_makes_more_moves_each_so_that_every_size_has_enough_in_all():
+    # One student's three bursts would make the p95 the largest of three.
+    assert class_load.per_student(3, 1) == class_load.SAMPLES == 150
+    assert class_load.per_student(3, 5) == 30
+    assert class_load.per_student(3, 20) == 8  # 160: the fewest per student that reach 150 (7 make 140)
+    assert class_load.per_student(5, 3, samples=40) == 14  # 42 (13 make 39)
+    assert class_load.per_student(3, 20, samples=40) == 3  # a large class keeps the count asked for
+
+
+def test_the_resampled_interval_shows_when_one_run_cannot_decide():
+    # Samples that never vary give their ratio every time.
+    assert class_load.ratio_interval([0.010] * 40, [0.015] * 40, 95) == pytest.approx((1.5, 1.5))
+    # 38 of 40 at 10 ms and 2 at 30: the p95 (the 38th) is 10 ms, a ratio of 1 to a steady 10 ms.
+    # Drawn again, a sample holds 3 or more of the 30s about a third of the time (a binomial of
+    # 40 draws at 1/20: 1 - 0.129 - 0.271 - 0.278 = 0.32), and then its p95 is 30 ms: the top 5 %
+    # of ratios are 3, the bottom 5 % are 1.
+    rare = [0.010] * 38 + [0.030] * 2
+    assert class_load.pct(rare, 95) == 0.010
+    assert class_load.ratio_interval([0.010] * 40, rare, 95) == pytest.approx((1.0, 3.0))
+    rows = [row(1, last_values_s=[0.010] * 40), row(5, last_p95=0.010, last_values_s=rare)]
+    figures = {what: text for what, _, text in class_load.targets(rows)}
+    assert figures["5 students against 1: last value's picture p95 within 1.5x"].endswith(
+        "1.00x; 90 % of resamplings 1.00-3.00x")
+    assert "resamplings" not in figures["5 students against 1: kernel CPU per picture within 1.5x"]
 
 
 def row(students, **figures):
