@@ -7,8 +7,10 @@ all its cells and drag its panel with the messages a browser's slider sends.
 Checked: each student has a server of their own, the pull put the notebook
 in the student's home, the kernel ran every cell, and after the drag the
 kernel's slider holds the last value pressed and the picture of that value
-arrived. No timing is checked. Beside it, a quick test of how many moves a
-class of each size makes.
+arrived; the second student drags the panel's floor (--floor), which shows
+the very picture the panel draws for the value it reached. No timing is
+checked. Beside it, quick tests of how many moves a class of each size
+makes, and of the targets and their resampled intervals.
 
 The hub test is marked slow. It skips only where JupyterHub, nbgitpuller or
 node/npm is missing, and fails instead under CI=true, as the browser tests do

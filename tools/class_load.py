@@ -135,12 +135,8 @@ MAX_STUDENTS = 40
 # nearest-rank p95 of fewer than 20 samples is their largest; of 150 it is the eighth largest.
 SAMPLES = 150
 HUB_NICE = 10  # the hub's processes run this much nicer than the client (see the docstring)
-# --floor: the panel's floor, in the student's kernel after Run All. The kernel draws the panel's
-# picture at every value of the slider the class drags (the panel itself draws them), then shows a
-# slider like it beside an Image that swaps those pictures in. A move then sends and costs what a
-# panel's move does (the value in, the picture out, the same bytes) without the course's drawing:
-# what JupyterHub, the server, ipykernel and ipywidgets alone give (slider_latency.py's floor, per
-# panel).
+# --floor (see the docstring), run in the student's kernel after Run All: the panel draws its
+# picture at every value of the dragged slider, then a slider like it swaps those pictures in.
 FLOOR = """\
 import ipywidgets as _widgets
 from attention_helpers.widgets import _WeightSlider as _Slider
