@@ -43,6 +43,7 @@ import numpy as np
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, get_hinting_flag
 from matplotlib.collections import PolyCollection
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.font_manager import findfont, get_font
 from matplotlib.image import AxesImage
@@ -372,8 +373,15 @@ class _Cells:
         return cells if np.array_equal(cells.picture(image), real) else None
 
     def picture(self, image):
-        colours = np.ascontiguousarray(image.to_rgba(image.get_array(), bytes=True))
-        return colours.reshape(-1).view(np.uint32)[self.index].view(np.uint8).reshape(*self.index.shape, 4)
+        data, norm = image.get_array(), image.norm
+        if type(norm) is Normalize and not norm.clip and norm.vmin < norm.vmax and data.dtype == np.float64:
+            # Normalize's own arithmetic on a plain array (NaN where masked: the colour map's "bad")
+            scaled = (np.ma.filled(data, np.nan) - float(norm.vmin)) / (float(norm.vmax) - float(norm.vmin))
+            colours = image.cmap(scaled, bytes=True)
+        else:
+            colours = image.to_rgba(data, bytes=True)
+        colours = np.ascontiguousarray(colours).reshape(-1).view(np.uint32)
+        return np.take(colours, self.index).view(np.uint8).reshape(*self.index.shape, 4)
 
     def draw(self, image, renderer):
         """Draw as AxesImage.draw does, with the looked-up picture."""

@@ -159,6 +159,8 @@ class Heatmap:
             # written as the cells' numbers are, so the two read alike.
             self.colorbar = ax.figure.colorbar(ScalarMappable(Normalize(0, 1), colours), ax=ax, shrink=0.85)
             self.colorbar.locator = _ScaleTicks(self)
+            # It has no minor ticks: nothing to weed out of them at every draw.
+            self.colorbar.ax.yaxis.remove_overlapping_locs = False
             self.colorbar.formatter = FuncFormatter(lambda p, _: _tick_label(self.value_at(p), fmt))
         register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.label_room = None  # see keep_room_for
@@ -314,17 +316,19 @@ class _ScaleTicks(Locator):
     axis would pick them, placed on the bar's fixed 0..1 axis."""
 
     def __init__(self, heatmap):
-        self.heatmap, self._last = heatmap, (None, None)
+        self.heatmap, self._last, self._bins = heatmap, (None, None), (None, None)
 
     def values(self, low, high) -> list[float]:
         """The round values from low to high that get a tick."""
-        key = (low, high, self.axis.axes.bbox.height)  # how many fit depends on the bar's length
-        if self._last[0] != key:  # (asked several times per draw: worked out once)
-            nice = MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10])  # matplotlib's AutoLocator
-            nice.set_axis(self.axis)
+        height = self.axis.axes.bbox.height  # how many fit depends on the bar's length
+        if self._last[0] != (low, high, height):  # (asked several times per draw: worked out once)
+            length = height, self.axis.figure.dpi  # as many as MaxNLocator(nbins="auto") fits:
+            if self._bins[0] != length:  # found once per length of the bar
+                self._bins = length, int(np.clip(self.axis.get_tick_space(), 1, 9))
+            nice = MaxNLocator(nbins=self._bins[1], steps=[1, 2, 2.5, 5, 10])  # matplotlib's AutoLocator
             close = 1e-10 * (high - low)  # 0.30000000000000004 is a tick of 0..0.3
             ticks = [float(v) for v in nice.tick_values(low, high) if low - close <= v <= high + close]
-            self._last = key, ticks
+            self._last = (low, high, height), ticks
         return self._last[1]
 
     def __call__(self):

@@ -301,3 +301,20 @@ def test_log_bars_name_what_a_log_axis_cannot_show(call, message):
     with pytest.raises(ValueError) as info:
         call()
     assert message in str(info.value)
+
+
+def test_colour_bar_ticks_are_the_ones_matplotlibs_auto_locator_picks_at_every_bar_length():
+    """_ScaleTicks works out how many ticks fit once per bar length, not at every move."""
+    from matplotlib.ticker import MaxNLocator
+
+    hm = ah.heatmap(np.zeros((2, 2)))
+    figure, axis = hm.ax.figure, hm.colorbar.ax.yaxis
+    for height in (1.5, 3, 6, 12):  # inches: from 2 ticks' room to more than 9
+        figure.set_size_inches(4, height)
+        figure.canvas.draw()
+        auto = MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10])
+        auto.set_axis(axis)
+        for low, high in ((0.0, 1.0), (-0.98, 0.82), (0.013, 0.047), (5.0, 2000.0)):
+            close = 1e-9 * (high - low)
+            expected = [v for v in auto.tick_values(low, high) if low - close <= v <= high + close]
+            assert hm.colorbar.locator.values(low, high) == expected, (height, low, high)

@@ -350,16 +350,24 @@ def image_figure(values, facecolor="white"):
     return figure, image, [image, *ax.spines.values()]
 
 
-@pytest.mark.parametrize("facecolor", ["white", "none"])
-def test_fast_picture_of_cells_is_the_full_draw_exactly(facecolor):
+@pytest.mark.parametrize("facecolor, norm",
+                         [("white", "linear"), ("none", "linear"), ("white", "two slopes")])
+def test_fast_picture_of_cells_is_the_full_draw_exactly(facecolor, norm):
+    """Values beyond the scale and masked (NaN) cells too; a linear scale is coloured by the
+    fast path's own arithmetic, any other by matplotlib's."""
     from attention_helpers import _fastdraw
 
     rng = np.random.default_rng(1)
     figure, image, moving = image_figure(rng.normal(size=(5, 7)), facecolor)
+    if norm == "two slopes":
+        image.set_norm(matplotlib.colors.TwoSlopeNorm(0.5, -4, 4))
     _fastdraw.png(figure, moving)  # learns which cell each pixel shows
     for _ in range(3):
-        image.set_data(rng.normal(size=(5, 7)) * 3)
-        image.set_clim(-4, 4)
+        values = rng.normal(size=(5, 7)) * 3
+        values[rng.random((5, 7)) < 0.2] = np.nan
+        image.set_data(values)
+        if norm == "linear":
+            image.set_clim(-4, 4)
         live = pixels(_fastdraw.png(figure, moving))
         assert np.array_equal(live, full_draw(SimpleNamespace(figure=figure)))
         _fastdraw.png(figure, moving, fresh=True)
