@@ -182,7 +182,7 @@ class Heatmap:
         # One digit more than the widest: labels between those ends (0.75 beside 0.50) differ
         # from them by a fraction of a pixel, which would move the layout.
         width = lambda t: renderer.get_text_width_height_descent(t, size, ismath=False)[0]  # noqa: E731
-        widest = max(labels, key=width) + "0"
+        widest = max(sorted(labels), key=width) + "0"  # sorted: the same label in every process
         if self.label_room is None:
             pad = plt.rcParams["ytick.major.size"] + plt.rcParams["ytick.major.pad"]  # where labels start
             self.label_room = self.colorbar.ax.annotate(

@@ -1,6 +1,11 @@
 """The plot helpers show what a reader needs: labels, axis titles, values a student can
 read at 100 % zoom, masked cells that look masked, one colour scale where two are compared."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -318,3 +323,24 @@ def test_colour_bar_ticks_are_the_ones_matplotlibs_auto_locator_picks_at_every_b
             close = 1e-9 * (high - low)
             expected = [v for v in auto.tick_values(low, high) if low - close <= v <= high + close]
             assert hm.colorbar.locator.values(low, high) == expected, (height, low, high)
+
+
+ROOM = """
+import numpy as np, attention_helpers as ah
+hm = ah.heatmap(np.zeros((2, 2)), fmt=".2f")
+hm.keep_room_for([(-2.0, 0.0), (-0.5, 0.5)])  # labels -2.00, -1.50, -1.00, -0.50, ...: some as wide
+print(hm.label_room.get_text())
+"""
+
+
+@pytest.mark.slow  # three Pythons importing the package: seconds, not milliseconds
+def test_the_room_kept_for_a_colour_bars_labels_is_the_same_in_every_python_process():
+    """Which of equally wide labels the room copies must not follow Python's string hashing
+    (a set's order, new in each process): the layout, and the stored pictures, would change
+    from one run of a notebook to the next."""
+    root = Path(__file__).resolve().parents[1]
+    runs = [subprocess.Popen([sys.executable, "-c", ROOM], cwd=root, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": str(seed), "MPLBACKEND": "agg"})
+            for seed in (1, 2, 3)]
+    rooms = {run.communicate(timeout=120)[0].strip() for run in runs}
+    assert len(rooms) == 1 and "" not in rooms, rooms
