@@ -7,9 +7,10 @@ the root, because tests/conftest.py is not read when pytest is given only notebo
   run in the same kernel.
 - How the two worker processes share the work (`--dist loadfile`, in order): a group runs whole
   in one worker, so its fixtures are made once there. A group is a test file or a notebook,
-  except that three files are split in two halves: the two longest, the browser's and the compat
-  runs (each half has its own JupyterLab or student copy), and test_widgets.py, which has no
-  shared fixture and would otherwise be half the quick loop on one worker. The longest groups
+  except that four files are split in two halves: the two longest, the browser's and the compat
+  runs (each half has its own JupyterLab or student copy); test_widgets.py, which has no
+  shared fixture and would otherwise be half the quick loop on one worker; and test_newest.py,
+  whose two runs (the widget tests, the notebooks) share one environment. The longest groups
   start first, so that no long one is left running alone at the end.
 """
 
@@ -19,10 +20,11 @@ pytest_plugins = ["tests.robustness"]
 
 # The kinds of test that run notebooks, a browser, a hub or nbgrader are all slow: the quick
 # loop, `pytest -m "not slow"`, leaves them out. nbval's items (one per notebook cell) count too.
-SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static"}
+SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static", "newest"}
 # their tests go to two groups, alternately
-SPLIT = ("tests/test_browser.py", "tests/test_compat.py", "tests/test_widgets.py")
-FIRST = ["tests/test_grading.py", *SPLIT[:2], "tests/test_class_load.py", "tests/test_lesson_plans.py",
+SPLIT = ("tests/test_browser.py", "tests/test_compat.py", "tests/test_widgets.py", "tests/test_newest.py")
+FIRST = ["tests/test_grading.py", *SPLIT[:2], "tests/test_newest.py", "tests/test_class_load.py",
+         "tests/test_lesson_plans.py",
          "tests/test_widgets.py", "tests/test_static_site.py",
          "notebooks/"]  # the longest groups, longest first (about 140 s to 10 s), then the rest
 

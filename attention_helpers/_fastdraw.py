@@ -4,7 +4,9 @@
     drawer.png() -> PNG bytes         # after each move's chart.update(...)
 
 gives the same picture as matplotlib's ordinary full draw of the figure
-(Panel(fast=False); tests/test_widgets.py checks it within a pixel), faster:
+(Panel(fast=False)), faster. It checks that itself: the first picture of each layout
+is compared with a full draw, and `Mismatch` is raised if they differ (Panel then
+draws the plain way for good). The tricks:
 
 - the layout is solved again only when what constrained layout measures
   changed (the extent of a colour bar's labels, a legend appearing);
@@ -13,60 +15,104 @@ gives the same picture as matplotlib's ordinary full draw of the figure
   artists over it (matplotlib's "blitting");
 - a heatmap's cells are coloured by table lookup: which cell each pixel shows
   is learned once per layout (`_Cells`), so a move only looks up colours;
-- numbers are pasted from pictures typeset once (`_Stamps`), a new one from
-  FreeType's glyphs as Agg's draw_text renders them, not by drawing a Text;
+- a number shown again where it was shown before (a slider dragged back) is pasted from its
+  picture, drawn by Text.draw in that place (`_Stamps`);
 - a heatmap's frame and its masked cells' hatching are blended from their coverage, learned
   once per layout and mask (`_Overlay`);
-- a colour bar's tick marks are drawn in one draw_markers call per side (`_tick_marks`), as
-  each mark's Line2D would draw itself;
 - the PNG is written without row filters at zlib level 1 (`_encode`);
 - `Later` sends the picture's text alternative once a slider rests, not per step;
 - `skip_inline_predraw` spares every figure shown inline a draw no one sees.
 
-This is the one module that uses matplotlib's private API; tests/test_widgets.py
-lists every private name it relies on and fails, naming it, if one disappears.
-benchmarks/README.md says what each trick saves, and how it was measured.
+This is the one module that reaches below matplotlib's artists. INTERNALS lists every
+matplotlib function it calls; a Drawer checks that each is still there before it starts
+(tests/test_widgets.py checks that the list is complete). benchmarks/README.md says
+what each trick saves, and how it was measured.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import struct
 import threading
 import time
 import weakref
 import zlib
-from numbers import Real
 
 import matplotlib as mpl
 import numpy as np
 from matplotlib.axis import Axis
-from matplotlib.backends.backend_agg import FigureCanvasAgg, get_hinting_flag
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
-from matplotlib.font_manager import findfont, get_font
 from matplotlib.image import AxesImage
-from matplotlib.markers import MarkerStyle
-from matplotlib.path import Path
 from matplotlib.spines import Spine
 from matplotlib.text import Text
+from matplotlib.transforms import IdentityTransform
 
-__all__ = ["Drawer", "Later", "png", "moving", "skip_inline_predraw"]
+from .same_picture import compare
 
-# Every private matplotlib name this module uses (tests/test_widgets.py checks each exists).
-PRIVATE_API = {
+__all__ = ["Drawer", "Later", "Mismatch", "png", "moving", "skip_inline_predraw"]
+
+# Every matplotlib function this module calls, where it is looked up: the private ones
+# (underscore) and the public ones alike, since a change to any of them can change the
+# picture. Drawer checks that each is still there; tests/test_widgets.py watches the fast
+# path draw and fails if it calls one that is not listed.
+INTERNALS = {
+    "matplotlib.artist.Artist": ["get_alpha", "get_transform", "get_visible", "set_visible"],
+    "matplotlib.axes.Axes": ["get_position"],
     "matplotlib.axis.Axis": ["_update_ticks"],
-    "matplotlib.image.AxesImage": ["_set_gc_clip", "_get_scalar_alpha"],
-    "matplotlib.lines.Line2D": ["_set_gc_clip", "_get_markerfacecolor"],
-    "matplotlib.pyplot": ["_draw_all_if_interactive"],
+    "matplotlib.axis.Tick": ["get_visible"],
+    "matplotlib.backend_bases.FigureCanvasBase": ["mpl_connect"],
+    "matplotlib.backend_bases.GraphicsContextBase": ["restore", "set_alpha"],
+    "matplotlib.backends.backend_agg.FigureCanvasAgg": [
+        "buffer_rgba", "copy_from_bbox", "draw", "get_renderer", "restore_region"],
+    "matplotlib.backends.backend_agg.RendererAgg": ["clear", "get_image_magnification", "new_gc"],
+    "matplotlib.backends._backend_agg.RendererAgg": ["draw_image"],
+    "matplotlib.collections.Collection": ["get_paths"],
+    "matplotlib.colors": ["to_rgba"],
+    "matplotlib.colors.Colormap": ["__call__"],
+    "matplotlib.figure.Figure": ["draw_artist", "get_layout_engine", "get_size_inches", "set_layout_engine",
+                                 "text"],
+    "matplotlib.font_manager.FontProperties": ["copy"],
+    "matplotlib.image.AxesImage": ["_get_scalar_alpha", "_set_gc_clip", "get_array", "get_cmap",
+                                   "make_image", "set_data", "to_rgba"],
+    "matplotlib.layout_engine.LayoutEngine": ["execute"],
+    "matplotlib.patches.Patch": ["get_facecolor"],
+    "matplotlib.pyplot": ["_draw_all_if_interactive", "get_backend"],
+    "matplotlib.text.Text": ["get_color", "get_fontproperties", "get_fontsize", "get_horizontalalignment",
+                             "get_position", "get_rotation", "get_text", "get_verticalalignment",
+                             "get_window_extent", "set_position", "set_text", "set_transform",
+                             "update_from"],
+    "matplotlib.transforms.Transform": ["transform"],
 }
+
+
+def missing_internals() -> list:
+    """The INTERNALS this matplotlib no longer has (callable), as "module.Class.name"."""
+    missing = []
+    for where, names in INTERNALS.items():
+        try:
+            holder = importlib.import_module(where)
+        except ImportError:
+            module, _, cls = where.rpartition(".")
+            holder = getattr(importlib.import_module(module), cls, None)
+        missing += [f"{where}.{name}" for name in names if not callable(getattr(holder, name, None))]
+    return missing
+
+
+class Mismatch(Exception):
+    """The fast picture of a layout is not the picture a full draw gives."""
 
 
 class Drawer:
     """The fast picture of one figure whose `charts` (Heatmaps, Bars) change from move to move."""
 
     def __init__(self, figure, charts):
+        missing = missing_internals()
+        if missing:
+            raise Mismatch(f"this matplotlib ({mpl.__version__}) no longer has {', '.join(missing)}")
         self.figure, self.charts = figure, [c for c in charts if c is not None]
         self._solved = None  # what the layout was last solved for (see _measured)
         self._settled = False  # True once solving again with the same _measured moves nothing
@@ -95,10 +141,26 @@ class Drawer:
                 if self._settled:
                     break
             # drawn afresh even if nothing moved: a draw also places each colour bar in its slot
-            picture = png(figure, moving(self.charts), fresh=True)
+            pixels = draw(figure, moving(self.charts), fresh=True).copy()
+            self._check(pixels)
             self._solved, self._draws_seen = self._measured(), self._draws
-            return picture
-        return png(figure, moving(self.charts), ticks=ticks)
+            return encode(figure, pixels)
+        return encode(figure, draw(figure, moving(self.charts), ticks=ticks))
+
+    def _check(self, pixels):
+        """Raise Mismatch unless `pixels`, the first fast picture of a layout, is what a full
+        draw of the figure in that layout gives (numbers within same_picture's tolerance)."""
+        figure, saved = self.figure, _saved[self.figure]
+        try:
+            with _frozen_layout(figure):
+                figure.canvas.draw()
+            full = np.asarray(figure.canvas.buffer_rgba())
+            same, outside, worst = compare(figure, pixels, full)
+        finally:
+            _saved[figure] = saved  # this draw leaves the saved background as it was
+        if not same:
+            raise Mismatch(f"with matplotlib {mpl.__version__} the fast picture differs from a full draw: "
+                           f"{outside} pixels outside the numbers, the worst number by {worst:.1f}")
 
     def _measured(self, ticks=None) -> tuple:
         """What changes from move to move among what constrained layout measures: how far the
@@ -227,6 +289,15 @@ def png(figure, moving, fresh=False, ticks=None) -> bytes:
     """The figure as PNG bytes, redrawing only `moving` over a saved picture of the rest
     (drawn afresh if `fresh`), with the layout as it is. `ticks`: {axis: its ticks} already
     worked out for this picture."""
+    return encode(figure, draw(figure, moving, fresh, ticks))
+
+
+def encode(figure, pixels) -> bytes:
+    return _encode(pixels, opaque=_opaque(figure))
+
+
+def draw(figure, moving, fresh=False, ticks=None) -> np.ndarray:
+    """png's picture as the canvas's own RGBA pixels (not a copy)."""
     canvas = figure.canvas
     if figure not in _saved:  # first call: forget the picture whenever anything draws the figure
         canvas.mpl_connect("draw_event", lambda event: _saved.__setitem__(event.canvas.figure, None))
@@ -241,9 +312,9 @@ def png(figure, moving, fresh=False, ticks=None) -> bytes:
     renderer = canvas.get_renderer()
     for artist in moving:
         if isinstance(artist, Text):
-            _STAMPS.paste(artist, canvas, saved.anchors)
+            _STAMPS.paste(artist, saved.anchors, eager=fresh)
         elif isinstance(artist, Axis):
-            _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist))
+            _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist), eager=fresh)
         elif isinstance(artist, (Spine, PolyCollection)) and artist.get_visible():
             # a frame never changes in a layout; masked cells' hatching changes with the mask
             key = artist if isinstance(artist, Spine) else (artist, _outline(artist))
@@ -262,7 +333,7 @@ def png(figure, moving, fresh=False, ticks=None) -> bytes:
                 saved.cells[artist].draw(artist, renderer)
         else:
             figure.draw_artist(artist)
-    return _encode(np.asarray(canvas.buffer_rgba()), opaque=_opaque(figure))
+    return np.asarray(canvas.buffer_rgba())
 
 
 def _outline(collection) -> bytes:
@@ -271,67 +342,19 @@ def _outline(collection) -> bytes:
     return np.concatenate([path.vertices.ravel() for path in paths]).tobytes() if paths else b""
 
 
-def _draw_axis(axis, canvas, anchors, ticks=None):
+def _draw_axis(axis, canvas, anchors, ticks=None, eager=False):
     """Draw an Axis as Axis.draw does, its tick labels pasted (an offset text: Axis.draw itself)."""
     ticks = axis._update_ticks() if ticks is None else ticks
     if not axis.get_visible() or axis.offsetText.get_text() or axis.label.get_text():
         return axis.figure.draw_artist(axis)
     shown = [tick for tick in ticks if tick.get_visible()]
     for tick in shown:
-        if tick.gridline.get_visible():
-            axis.figure.draw_artist(tick.gridline)
-    renderer = canvas.get_renderer()
-    for side in ("tick1line", "tick2line"):  # the marks on each side, in one draw (they never overlap)
-        _tick_marks([getattr(tick, side) for tick in shown if getattr(tick, side).get_visible()], renderer)
+        for line in (tick.gridline, tick.tick1line, tick.tick2line):
+            if line.get_visible():
+                axis.figure.draw_artist(line)
     for tick in shown:
         for label in (tick.label1, tick.label2):
-            _STAMPS.paste(label, canvas, anchors)  # found again whenever its tick moves
-
-
-def _tick_marks(lines, renderer):
-    """Draw tick marks (Line2Ds of one point and a marker each) as Line2D.draw draws each
-    one's marker, in one draw_markers call for all the marks that look alike."""
-    groups = {}
-    for line in lines:
-        groups.setdefault(_mark_style(line), []).append(line)
-    for style, alike in groups.items():
-        first = alike[0]
-        marker = MarkerStyle(first.get_marker(), first.get_fillstyle())
-        if style is None or marker.get_alt_path() is not None:  # not a plain tick mark: drawn as usual
-            for line in alike:
-                line.figure.draw_artist(line)
-            continue
-        size = renderer.points_to_pixels(first.get_markersize())
-        gc = renderer.new_gc()
-        first._set_gc_clip(gc)
-        gc.set_linewidth(first.get_markeredgewidth())
-        gc.set_antialiased(first.get_antialiased())
-        gc.set_foreground(mpl.colors.to_rgba(first.get_markeredgecolor(), first.get_alpha()), isRGBA=True)
-        snap = marker.get_snap_threshold()
-        gc.set_snap(size >= snap if isinstance(snap, Real) else snap)
-        gc.set_joinstyle(marker.get_joinstyle())
-        gc.set_capstyle(marker.get_capstyle())
-        transform = first.get_transform()  # every line's in the group (the same object)
-        points = Path(np.concatenate([line.get_xydata() for line in alike]))
-        renderer.draw_markers(gc, marker.get_path(), marker.get_transform().scale(size),
-                              transform.transform_path_non_affine(points), transform.get_affine().frozen(),
-                              mpl.colors.to_rgba(first._get_markerfacecolor(), first.get_alpha()))
-        gc.restore()
-
-
-def _mark_style(line):
-    """What a tick mark's picture depends on besides where it is (None: not a plain mark)."""
-    if (line.get_linestyle() not in ("None", "none", "", " ") or line.get_drawstyle() != "default"
-            or line.get_markevery() is not None or line.get_sketch_params() is not None
-            or line.get_path_effects() or line.get_url() is not None or line.get_clip_path() is not None
-            or line.get_marker() in (None, "None", "none", "", " ") or not line.get_markersize() > 0
-            or len(line.get_xydata()) != 1):
-        return None
-    box = line.get_clip_box()
-    return (id(line.get_transform()), line.get_marker(), line.get_fillstyle(), line.get_markersize(),
-            line.get_markeredgewidth(), line.get_antialiased(), str(line.get_markeredgecolor()),
-            str(line._get_markerfacecolor()), line.get_alpha(), line.get_clip_on(),
-            None if box is None else tuple(box.bounds))
+            _STAMPS.paste(label, anchors, eager)  # found again whenever its tick moves
 
 
 class _Cells:
@@ -377,7 +400,7 @@ class _Cells:
         if type(norm) is Normalize and not norm.clip and norm.vmin < norm.vmax and data.dtype == np.float64:
             # Normalize's own arithmetic on a plain array (NaN where masked: the colour map's "bad")
             scaled = (np.ma.filled(data, np.nan) - float(norm.vmin)) / (float(norm.vmax) - float(norm.vmin))
-            colours = image.cmap(scaled, bytes=True)
+            colours = image.get_cmap()(scaled, bytes=True)
         else:
             colours = image.to_rgba(data, bytes=True)
         colours = np.ascontiguousarray(colours).reshape(-1).view(np.uint32)
@@ -433,121 +456,92 @@ class _Overlay:
     def draw(self, canvas):
         """Blend the artist into opaque pixels: Agg's blend_pix with the destination's alpha 255
         (a pixel it covers wholly with an opaque colour, Agg copies)."""
-        pixels = np.asarray(canvas.buffer_rgba()).reshape(-1, 4)
-        under = pixels[self.where, :3].astype(np.int64) * 255
-        alpha = self.alpha
-        total = ((alpha + 255) << 8) - alpha * 255
-        blended = (((self.colour << 8) - under) * alpha + (under << 8)) // total
-        pixels[self.where, :3] = np.where(alpha == 255, self.colour, blended)
+        _blend(np.asarray(canvas.buffer_rgba()).reshape(-1, 4), self.where, self.colour, self.alpha)
+
+
+def _blend(pixels, where, colour, alpha):
+    """Agg's blend_pix into opaque `pixels` (n x 4) at `where`: `colour` (n x 3) at `alpha`
+    (n x 1), both int64, as drawn on a transparent canvas (agg_workaround.h)."""
+    under = pixels[where, :3].astype(np.int64) * 255
+    total = ((alpha + 255) << 8) - alpha * 255
+    blended = (((colour << 8) - under) * alpha + (under << 8)) // total
+    pixels[where, :3] = np.where(alpha == 255, colour, blended)
 
 
 class _Stamps:
-    """Pictures of short texts: typeset once, then pasted.
+    """Pictures of short texts: drawn once by Text.draw where they stand, then pasted.
 
-    Typesetting a number (Text.draw) costs about as much as everything else in
-    a redraw of a small heatmap. Its picture depends only on its text, colour,
-    font and alignment, so each is drawn once on a transparent canvas and
-    blended in wherever it is needed, within a pixel of where Text.draw puts it.
-
-    A new number (a slider's drag brings many) is typeset from its glyphs
-    (`_from_glyphs`) as Agg's draw_text does, at about a third of the cost of
-    drawing it. Each colour and style is first typeset both ways: only if the
-    pictures are the same is the quicker way used for it from then on.
+    Drawing a number (Text.draw) costs about as much as everything else in a redraw of
+    a small heatmap. Its picture depends on its text, colour, font and alignment, and on
+    where it stands to a fraction of a pixel (matplotlib 3.11 places each glyph to 1/64 of
+    a pixel, so the same number looks a little different in each cell). So a number is
+    drawn by Text.draw on a transparent canvas of its figure's size, at exactly its own
+    place, and that picture is blended in whenever the same place shows the same number
+    again, as a slider dragged back and forth does.
     """
 
     def __init__(self):
-        figure = Figure(figsize=(3, 1), facecolor="none")
-        FigureCanvasAgg(figure)
-        self.sample = figure.text(0.5, 0.5, "")
+        self.canvases = {}  # (figure size, dpi) -> a transparent figure of that size with one Text
         self.pictures = {}
-        # (font, alignments, dpi) -> its number, and back: hashing a font at every paste is slow
-        self.styles, self.style_of = {}, []
-        self.fonts = {}  # style -> (its FT2Font, its size, the height and descent of "lp")
-        self.quick = {}  # (style, colour) -> True if _from_glyphs gives _typeset's pictures
+        self.styles = {}  # (font, alignments, rotation, alpha) -> a number (hashing a font is slow)
+        self.lock = threading.Lock()  # cells in the kernel's main thread and slider callbacks in a
+        # subshell thread both paste: one sample text, drawn by one of them at a time
 
-    def picture(self, text, style):
-        """(what to add: 255 x colour x alpha + 0.5 for rounding, what to keep of the pixels
-        under it: 1 - alpha, offset of its top left from the anchor), or None.
-        `style` is a number from self.styles."""
+    def picture(self, text, anchor, eager=False):
+        """(its height and width, the pixels it covers, their colour and alpha as drawn on a
+        transparent canvas, its left and top pixel), or None: draw it with Text.draw. A number
+        is typeset the second time its place shows it (most numbers of a drag are seen once),
+        or at once if `eager` (the first picture of a layout: Drawer checks it, pastes and all)."""
         colour = text.get_color()
-        key = (text.get_text(), colour if isinstance(colour, str) else tuple(colour), style)
-        if key not in self.pictures:
-            if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
-                self.pictures.clear()
-            self.pictures[key] = self._new(key[0], mpl.colors.to_rgba(colour), style)
-        return self.pictures[key]
+        key = (text.get_text(), colour if isinstance(colour, str) else tuple(colour), *anchor[1:])
+        with self.lock:
+            found = self.pictures.get(key, _NEW)
+            if found is _NEW or (found is _ONCE and not eager):
+                if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
+                    self.pictures.clear()
+            if found is _NEW and not eager:  # the first time: Text.draw draws it
+                found = self.pictures[key] = _ONCE
+            elif found is _NEW or found is _ONCE:  # again, or eager
+                found = self.pictures[key] = self._typeset(text, *anchor[1:3])
+            return None if found is _ONCE else found
 
-    def _new(self, string, color, style):
-        if _special(string) or not string:
+    def _typeset(self, text, x, y):
+        """Text.draw's picture of `text` with its anchor at pixel (x, y), y up, or None."""
+        if _special(text.get_text()) or not text.get_text() or text.get_rotation() != 0:
             return None
-        quick = self.quick.get((style, color))
-        if quick:
-            return self._from_glyphs(string, color, style)
-        drawn = self._typeset(string, color, *self.style_of[style])
-        if quick is None:  # the first text of this colour and style: typeset both ways
-            self.quick[style, color] = _same_stamp(drawn, self._from_glyphs(string, color, style))
-        return drawn
-
-    def _from_glyphs(self, string, color, style):
-        """_typeset's picture of `string`, made as Text.draw lays out one line (Text._get_layout)
-        and Agg's draw_text renders it: the glyphs' coverage from FreeType, blended by Agg's
-        formula into transparent pixels. Or None."""
-        font, ha, va, dpi = self.style_of[style]
-        if style not in self.fonts:
-            ft = get_font(findfont(font))
-            ft.clear()
-            ft.set_size(font.get_size_in_points(), dpi)
-            ft.set_text("lp", 0, flags=get_hinting_flag())  # a line is at least as tall as "lp"
-            lp = ft.get_width_height()[1] / 64, ft.get_descent() / 64
-            self.fonts[style] = ft, font.get_size_in_points(), *lp
-        ft, size, lp_height, lp_descent = self.fonts[style]
-        ft.clear()  # the font is matplotlib's own (shared): set up as RendererAgg._prepare_font does
-        ft.set_size(size, dpi)
-        ft.set_text(string, 0, flags=get_hinting_flag())
-        width, height = (v / 64 for v in ft.get_width_height())
-        descent = ft.get_descent() / 64
-        height, line_descent = max(height, lp_height), max(descent, lp_descent)
-        if ha not in ("left", "center", "right") or va not in ("top", "center", "bottom", "baseline"):
-            return None
-        # The line's baseline and left end from the anchor (y up), as the alignment puts them.
-        x = -{"left": 0, "center": width / 2, "right": width}[ha]
-        y = -(height - line_descent) - {"top": 0, "center": -height / 2, "bottom": -height,
-                                        "baseline": -height + line_descent}[va]
-        ft.draw_glyphs_to_bitmap(antialiased=mpl.rcParams["text.antialiased"])
-        x0, y0 = (v / 64 for v in ft.get_bitmap_offset())
-        cover = np.asarray(ft.get_image()).astype(np.int32)
-        left, bottom = round(x + x0), round(-y + y0 + descent) + 1  # rows count down
-        rgba = np.array([int(c * 255 + 0.5) for c in color])  # Agg's colour, in bytes
-        product = rgba[3] * cover + 128
-        alpha = ((product >> 8) + product) >> 8  # Agg's alpha x coverage
+        figure = text.figure
+        size = (tuple(figure.get_size_inches()), figure.dpi)
+        if size not in self.canvases:
+            blank = Figure(figsize=size[0], dpi=size[1], facecolor="none")
+            FigureCanvasAgg(blank)
+            self.canvases[size] = blank.text(0, 0, "", transform=IdentityTransform())
+        sample = self.canvases[size]
+        sample.update_from(text)  # colour, font, alignment, rotation, clipping; and the transform:
+        sample.set_transform(IdentityTransform())  # the sample's anchor is given in pixels
+        sample.set_text(text.get_text())
+        sample.set_position((x, y))
+        canvas = sample.figure.canvas
+        sample.figure.draw_artist(sample)
+        pixels = np.asarray(canvas.buffer_rgba())  # the canvas's own pixels
+        height, width = pixels.shape[:2]
+        # A line of text stays within a few font sizes of its anchor's row: its band is searched
+        # (measuring the text would lay it out once more), then made transparent again.
+        reach = int(3 * sample.get_fontsize() * figure.dpi / 72) + 2
+        top, bottom = max(int(height - y) - reach, 0), min(int(height - y) + reach, height)
+        band = pixels[top:bottom].copy()
+        pixels[top:bottom] = 0
+        alpha = band[..., 3]
         rows, cols = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
-        if len(rows) == 0:
-            return None
-        # In bytes, then in float32 as _typeset reads the canvas (its clear pixels are white).
-        alpha = alpha[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1, None].astype(np.uint8) / np.float32(255)
-        colour = np.where(alpha > 0, rgba[:3].astype(np.uint8) / np.float32(255), np.float32(1))
-        return 255 * colour * alpha + 0.5, 1 - alpha, left + cols[0], bottom - cover.shape[0] + rows[0]
+        if len(rows) == 0 or rows[0] == 0 or rows[-1] == len(band) - 1 or cols[0] == 0 \
+                or cols[-1] == width - 1:
+            canvas.get_renderer().clear()  # it may reach beyond the band
+            return None  # nothing to paste, or at the band's or the canvas's edge: Text.draw will do
+        crop = band[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].reshape(-1, 4).astype(np.int64)
+        where = np.flatnonzero(crop[:, 3])
+        shape = (rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
+        return shape, where, crop[where, :3], crop[where, 3:], cols[0], top + rows[0]
 
-    def _typeset(self, string, color, font, ha, va, dpi):
-        self.sample.update({"text": string, "color": color, "fontproperties": font,
-                            "horizontalalignment": ha, "verticalalignment": va})
-        figure, canvas = self.sample.figure, self.sample.figure.canvas
-        if figure.dpi != dpi:
-            figure.set_dpi(dpi)
-        renderer = canvas.get_renderer()
-        renderer.clear()  # a transparent canvas with just this text on it
-        figure.draw_artist(self.sample)
-        alpha = np.asarray(canvas.buffer_rgba())[..., 3]
-        rows, cols = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
-        height, width = alpha.shape
-        if len(rows) == 0 or rows[0] == 0 or cols[0] == 0 or rows[-1] == height - 1 or cols[-1] == width - 1:
-            return None  # nothing to paste, or too big for this canvas: Text.draw will do
-        x, y = self.sample.get_transform().transform(self.sample.get_position())
-        crop = np.asarray(canvas.buffer_rgba())[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1] / np.float32(255)
-        alpha = crop[..., 3:]
-        return 255 * crop[..., :3] * alpha + 0.5, 1 - alpha, cols[0] - x, rows[0] - (figure.bbox.height - y)
-
-    def paste(self, text, canvas, anchors=None):
+    def paste(self, text, anchors=None, eager=False):
         """Paste `text`; `anchors` remembers where each text's position lands in this layout."""
         if not text.get_visible():
             return
@@ -555,26 +549,22 @@ class _Stamps:
         anchors = {} if anchors is None else anchors
         anchor = anchors.get(text)
         if anchor is None or anchor[0] != position:
-            style = (text.get_fontproperties().copy(), text.get_horizontalalignment(),
-                     text.get_verticalalignment(), text.figure.dpi)
-            if style not in self.styles:
-                self.styles[style] = len(self.style_of)
-                self.style_of.append(style)
-            style = self.styles[style]
             x, y = text.get_transform().transform(position)
-            # Rows count from the top, from the figure's (fractional) height, as matplotlib's Agg does.
-            anchor = anchors[text] = position, x, canvas.figure.bbox.height - y, style
-        _, x, y_down, style = anchor
-        picture = self.picture(text, style)
+            style = (text.get_fontproperties().copy(), text.get_horizontalalignment(),
+                     text.get_verticalalignment(), text.get_rotation(), text.get_alpha())
+            style = self.styles.setdefault(style, len(self.styles))
+            figure = text.figure
+            # (_blend is Agg's blend onto opaque pixels only)
+            anchor = anchors[text] = (position, float(x), float(y), style, tuple(figure.bbox.size),
+                                      figure.dpi, _opaque(figure))
+        picture = self.picture(text, anchor, eager) if anchor[-1] else None
         if picture is None:
             return text.figure.draw_artist(text)
-        add, keep, dx, dy = picture
-        left, top = round(x + dx), round(y_down + dy)
-        buffer = canvas.buffer_rgba()  # the canvas's own pixels, not a copy
-        region = np.asarray(buffer)[max(top, 0):top + add.shape[0], max(left, 0):left + add.shape[1], :3]
-        if region.shape[:2] != add.shape[:2]:  # partly off the canvas
-            return text.figure.draw_artist(text)
-        region[:] = region * keep + add  # blended as Agg blends the text into the pixels
+        (height, width), where, colour, alpha, left, top = picture
+        region = np.asarray(text.figure.canvas.buffer_rgba())[top:top + height, left:left + width]
+        flat = region.reshape(-1, 4)  # a copy where the region is not contiguous (always: it is a crop)
+        _blend(flat, where, colour, alpha)
+        region[:] = flat.reshape(region.shape)  # blended as Agg blends the text into the pixels
 
 
 def skip_inline_predraw() -> None:
@@ -606,17 +596,12 @@ def skip_inline_predraw() -> None:
         hooks[hooks.index(draw_all)] = draw_all_unless_inline
 
 
-def _same_stamp(a, b) -> bool:
-    if a is None or b is None:
-        return False
-    return all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a[:2], b[:2])) and a[2:] == b[2:]
-
-
 def _special(string):
     """Mathtext ($...$) and multi-line texts are typeset by Text.draw, not pasted."""
     return "$" in string or "\n" in string
 
 
+_NEW, _ONCE = object(), object()  # a picture never seen; seen once (Text.draw drew it; typeset if again)
 _STAMPS = _Stamps()
 
 

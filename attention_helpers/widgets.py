@@ -12,8 +12,9 @@ sliders reach at their ends, so bars can be compared from move to move (a value
 beyond it widens it); a heatmap's colour scale follows its values, for contrast.
 
 The picture: with fast=False, matplotlib draws the whole figure (print_png); by
-default _fastdraw redraws only what moved, which tests/test_widgets.py checks
-gives the same picture within a pixel.
+default _fastdraw redraws only what moved, and checks the first picture of each
+layout against a full draw. If they differ, or the fast path fails in any way, the
+panel draws the plain way from then on and says so once (FastPathWarning).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import base64
 import html
 import io
 import threading
+import warnings
 
 import ipywidgets as W
 import matplotlib as mpl
@@ -35,7 +37,11 @@ from . import _fastdraw
 from .alt_text import describe
 from .plots import Bars, Heatmap
 
-__all__ = ["Panel", "matrix_sliders"]
+__all__ = ["Panel", "matrix_sliders", "FastPathWarning"]
+
+
+class FastPathWarning(UserWarning):
+    """A panel's fast picture was wrong or failed: it draws every move in full from now on."""
 
 # The picture travels as a data: address. Sent as PNG bytes, the page would make a
 # blob: address of them, which the browser loads through another process before it
@@ -134,8 +140,13 @@ class Panel:
                 self.artists[k].keep_room_for([_value_range(r[k]) for r in ends])
         # Constrained layout measures the figure as last drawn: one draw first settles the layout.
         self.figure.canvas.draw()
-        self.fast = fast
-        self._drawer = _fastdraw.Drawer(self.figure, self.artists) if fast else None
+        self.fast, self._drawer = fast, None
+        self.fell_back = None  # why the fast path was given up, if it was
+        if fast:
+            try:
+                self._drawer = _fastdraw.Drawer(self.figure, self.artists)
+            except Exception as err:
+                self._fall_back(err)
 
         # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
         self.image = W.Image(format="url" if _DATA_ADDRESS else "png",
@@ -220,13 +231,28 @@ class Panel:
         self._update(results)
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
         self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
-        self.png = self._drawer.png(fresh) if self.fast else _full_draw(self.figure)
+        self.png = self._picture(fresh)
         self.image.value = _address(self.png) if _DATA_ADDRESS else self.png
         self._shown = self.values()  # the values `results` came from (the lock holds them still)
         if moving and self.fast:
             self._describe_later()  # one message fewer per move while a slider is dragged
         else:
             self._describe()
+
+    def _picture(self, fresh=False) -> bytes:
+        if self.fast:
+            try:
+                return self._drawer.png(fresh)
+            except Exception as err:  # a wrong picture (Mismatch) or a failure: never the student's
+                self._fall_back(err)
+        return _full_draw(self.figure)
+
+    def _fall_back(self, err) -> None:
+        """Draw the plain way from now on, and say so once."""
+        self.fast, self._drawer = False, None
+        self.fell_back = f"{type(err).__name__}: {err}"
+        warnings.warn(f"This panel now draws every move in full (slower, the same picture), because "
+                      f"its fast path failed: {self.fell_back}", FastPathWarning, stacklevel=2)
 
     def _describe(self) -> None:
         """The picture in words, under it (an ipywidgets 8.1 Image can carry neither alt

@@ -28,7 +28,7 @@ import pytest  # noqa: E402
 
 import attention_helpers as ah  # noqa: E402
 from attention_helpers import _fastdraw  # noqa: E402
-from tools.same_picture import picture_differences, visible_texts  # noqa: E402
+from attention_helpers.same_picture import picture_differences, visible_texts  # noqa: E402
 
 TOKENS = ["the", "cat", "sat", "on", "a", "mat"]
 X = np.array([[0.9, 0.0, 0.6, 0.0], [0.4, 0.4, 0.5, 0.1], [0.8, 0.0, 0.1, 0.6],
@@ -185,74 +185,138 @@ def test_the_fast_path_draws_what_the_plain_full_draw_draws_at_every_slider_end(
     assert_same_as_plain(fast, plain, "after redraw()")
 
 
-@pytest.mark.parametrize("direction", ["out", "in", "inout"])
-def test_tick_marks_drawn_in_one_call_are_the_marks_line2d_draws_one_by_one(direction):
-    """The fast path draws a colour bar's tick marks with one draw_markers call per side."""
-    fig = matplotlib.figure.Figure(figsize=(3, 2), dpi=100)
-    matplotlib.backends.backend_agg.FigureCanvasAgg(fig)
-    ax = fig.subplots()
-    bar = fig.colorbar(ax.imshow(np.arange(6.0).reshape(2, 3)), ax=ax)
-    bar.ax.yaxis.set_tick_params(direction=direction, left=True, length=5.5, width=1.3, color="tab:red")
-    fig.canvas.draw()
-    canvas, ticks = fig.canvas, bar.ax.yaxis.get_major_ticks()
-    marks = [line for side in ("tick1line", "tick2line") for line in (getattr(t, side) for t in ticks)
-             if line.get_visible()]
-    assert len(marks) >= 8  # both sides
-    with _fastdraw._hidden(marks):
-        fig.canvas.draw()
-    background = canvas.copy_from_bbox(fig.bbox)
-    pictures = []
-    for draw in (lambda: [fig.draw_artist(m) for m in marks],
-                 lambda: _fastdraw._tick_marks(marks, canvas.get_renderer())):
-        canvas.restore_region(background)
-        draw()
-        pictures.append(np.asarray(canvas.buffer_rgba()).copy())
-    canvas.restore_region(background)
-    assert not np.array_equal(pictures[0], np.asarray(canvas.buffer_rgba()))  # the marks show
-    assert np.array_equal(pictures[0], pictures[1])
-
-
 @pytest.mark.parametrize("dpi", [72.0, 100.0])  # the live picture's and the notebook's
-def test_a_number_typeset_from_its_glyphs_is_the_picture_text_draw_makes(dpi):
-    """The stamps of new numbers come from FreeType's glyphs, laid out as Text.draw lays out a
-    line: for every alignment, size, weight and colour the panels use (and a translucent one),
-    the same pixels and the same place as Text.draw on a transparent canvas."""
+def test_a_pasted_number_is_the_number_text_draw_draws_in_its_place(dpi):
+    """A stamp pasted over a background is Text.draw's number drawn over it, pixel for pixel (the
+    paste blends as Agg does), at places a fraction of a pixel apart (matplotlib 3.11 draws
+    each glyph to 1/64 of a pixel), for the alignments, sizes, weights and colours the panels
+    use, and a translucent colour. (Where two glyphs touch, 3.11 blends both into a pixel one
+    after the other, which a paste cannot do: a level of 255 in one pixel of '0.44', within
+    what same_picture lets a number differ.)"""
     from matplotlib.font_manager import FontProperties
 
-    stamps = _fastdraw._Stamps()
-    texts = ["0.125", "-2.254", "\u22121.5", "10", "1e-9", "0.00", "the cat"]
-    checked = 0
-    for font in (FontProperties(size=8), FontProperties(size=9.5), FontProperties(size=11, weight="bold")):
-        for ha in ("left", "center", "right"):
-            for va in ("top", "center", "baseline", "bottom"):
-                style = stamps.styles.setdefault((font, ha, va, dpi), len(stamps.style_of))
-                stamps.style_of.append((font, ha, va, dpi))
-                for colour in ((0, 0, 0, 1), (1, 1, 1, 1), (0.3, 0.3, 0.3, 1), (0.2, 0.4, 0.6, 0.8)):
-                    for text in texts:
-                        drawn = stamps._typeset(text, colour, font, ha, va, dpi)
-                        assert drawn is not None
-                        assert _fastdraw._same_stamp(drawn, stamps._from_glyphs(text, colour, style)), \
-                            f"{text!r} in {font.get_size()} pt {font.get_weight()}, {ha}/{va}, {colour}"
-                        checked += 1
-    assert checked == 3 * 3 * 4 * 4 * len(texts)
+    figure = matplotlib.figure.Figure(figsize=(3.1, 1.3), dpi=dpi)  # a fractional height in pixels
+    matplotlib.backends.backend_agg.FigureCanvasAgg(figure)
+    figure.patch.set_facecolor("#3b528b")
+    figure.canvas.draw()
+    background = figure.canvas.copy_from_bbox(figure.bbox)
+    stamps, checked = _fastdraw._Stamps(), 0
+    for font in (FontProperties(size=8), FontProperties(size=11, weight="bold")):
+        for ha, va in (("center", "center"), ("left", "baseline"), ("right", "top")):
+            for colour in ((0, 0, 0, 1), (1, 1, 1, 1), (0.2, 0.4, 0.6, 0.8)):
+                for text, x in (("0.125", 0.3), ("\u22121.5", 0.31), ("1e-9", 0.5013), ("the cat", 0.7)):
+                    number = figure.text(x, 0.437, text, color=colour, fontproperties=font, ha=ha, va=va)
+                    pictures = []
+                    for draw in (figure.draw_artist, stamps.paste):
+                        figure.canvas.restore_region(background)
+                        draw(number)
+                        pictures.append(np.asarray(figure.canvas.buffer_rgba()).astype(int))
+                    where = f"{text!r} at x={x}, {font.get_size()} pt {ha}/{va}, {colour}"
+                    assert (pictures[0] != np.asarray(background)).any(), where  # the number shows
+                    assert np.array_equal(pictures[0], pictures[1]), where
+                    number.remove()
+                    checked += 1
+    assert checked == 2 * 3 * 3 * 4
 
 
-@pytest.mark.parametrize("glyphs_match", [True, False])
-def test_new_numbers_are_typeset_from_glyphs_once_a_first_one_matched_and_drawn_if_not(glyphs_match):
-    from matplotlib.font_manager import FontProperties
+def test_every_matplotlib_function_the_fast_path_calls_is_listed_and_there():
+    """INTERNALS is complete: every call the fast path makes into matplotlib, while a panel with
+    every kind of chart moves (cells, numbers, masked hatching, a free colour bar, bars, a legend),
+    is to a function it lists, and each listed function exists."""
+    import importlib
+    import os
+    import sys
+    from pathlib import Path
 
-    stamps, drawn = _fastdraw._Stamps(), []
-    typeset, from_glyphs = stamps._typeset, stamps._from_glyphs
-    stamps._typeset = lambda *args: drawn.append(args[0]) or typeset(*args)
-    if not glyphs_match:  # as if a matplotlib to come laid text out otherwise: one pixel to the right
-        stamps._from_glyphs = lambda *args: (lambda a, k, x, y: (a, k, x + 1, y))(*from_glyphs(*args))
-    style = stamps.styles[FontProperties(size=9), "center", "center", 72.0] = 0
-    stamps.style_of.append((FontProperties(size=9), "center", "center", 72.0))
-    text = matplotlib.text.Text(text="", color="black")
-    for number in ("0.125", "0.250", "0.375"):
-        text.set_text(number)
-        assert stamps.picture(text, style) is not None
-    assert drawn == (["0.125"] if glyphs_match else ["0.125", "0.250", "0.375"])
+    mpl_dir = os.path.dirname(matplotlib.__file__)
+    ours = _fastdraw.__file__
+    lines = Path(ours).read_text().splitlines()
+    holders = []
+    for where, names in _fastdraw.INTERNALS.items():
+        try:
+            holders.append((importlib.import_module(where), set(names)))
+        except ImportError:
+            module, _, cls = where.rpartition(".")
+            holders.append((getattr(importlib.import_module(module), cls), set(names)))
+
+    def is_listed(name, receiver, module):
+        return any(name in names and (isinstance(receiver, holder) if isinstance(holder, type)
+                                      else module == holder.__name__) for holder, names in holders)
+
+    called = set()
+
+    def watch(frame, event, arg):
+        caller = frame.f_back if event == "call" else frame
+        if caller is None or caller.f_code.co_filename != ours:
+            return
+        if event == "call" and frame.f_code.co_filename.startswith(mpl_dir):
+            name, receiver = frame.f_code.co_name, frame.f_locals.get("self")
+            module = frame.f_globals.get("__name__")
+        elif event == "c_call" and type(getattr(arg, "__self__", None)).__module__.startswith("matplotlib"):
+            name, receiver, module = arg.__name__, arg.__self__, type(arg.__self__).__module__
+        else:
+            return
+        # called by name on the caller's line (not a property read, an operator or a hidden helper)
+        if f"{name}(" in lines[caller.f_lineno - 1] and not is_listed(name, receiver, module):
+            called.add(f"{type(receiver).__qualname__ if receiver is not None else module}.{name}")
+
+    panels = [make_panel(), masked_panel(), cache_panel(), tiles_panel()]
+    sys.setprofile(watch)
+    try:
+        for panel in panels:
+            for key in list(panel.sliders)[:1] + list(panel.sliders)[-1:]:
+                for value in ends(panel.sliders[key]):
+                    move([panel], key, value)
+            panel.redraw()
+    finally:
+        sys.setprofile(None)
+    assert all(panel.fast for panel in panels)
+    assert not called, f"_fastdraw calls matplotlib functions INTERNALS does not list: {sorted(called)}"
+    assert _fastdraw.missing_internals() == []
+
+
+def broken_by_a_missing_internal(monkeypatch):
+    """As if a matplotlib to come had renamed a private function the fast path relies on."""
+    import matplotlib.pyplot as plt
+    monkeypatch.delattr(plt, "_draw_all_if_interactive")
+
+
+def broken_by_a_changed_internal(monkeypatch):
+    """As if a matplotlib to come had changed the arguments of a method only blitting uses."""
+    def restore_region(self, region, bbox, xy):
+        raise AssertionError("not reached")
+    monkeypatch.setattr(matplotlib.backends.backend_agg.FigureCanvasAgg, "restore_region", restore_region)
+
+
+def broken_by_a_raising_draw(monkeypatch):
+    def fail(*args):
+        raise AttributeError("'RendererAgg' object has no attribute 'draw_image'")
+    monkeypatch.setattr(_fastdraw._Cells, "draw", fail)
+
+
+def broken_by_a_wrong_picture(monkeypatch):
+    """As 3.11 did to the stamps of the previous version: every number drawn a pixel too low."""
+    typeset = _fastdraw._Stamps._typeset
+    monkeypatch.setattr(_fastdraw._Stamps, "_typeset", lambda self, text, x, y: (
+        lambda p: p and (p[0], p[1], p[2], p[3] + 1))(typeset(self, text, x, y)))
+
+
+@pytest.mark.parametrize("breaking", [broken_by_a_missing_internal, broken_by_a_changed_internal,
+                                      broken_by_a_raising_draw, broken_by_a_wrong_picture])
+def test_a_broken_fast_path_falls_back_to_the_plain_picture_with_one_warning(breaking, monkeypatch):
+    monkeypatch.setattr(_fastdraw, "_STAMPS", _fastdraw._Stamps())  # no stamps from other tests
+    breaking(monkeypatch)
+    plain = make_panel(fast=False)
+    with pytest.warns(ah.widgets.FastPathWarning) as caught:
+        panel = make_panel()
+        for value in (1.5, -2.0, 0.5):
+            move([panel, plain], "W_Q[0,0]", value)
+            assert np.array_equal(pixels(panel.png), pixels(plain.png)), value
+        panel.redraw(), plain.redraw()
+        assert np.array_equal(pixels(panel.png), pixels(plain.png))
+    assert len([w for w in caught if issubclass(w.category, ah.widgets.FastPathWarning)]) == 1
+    assert panel.fast is False and panel.fell_back
+    assert "Traceback" not in panel.readout.value and "ah-error" not in panel.readout.value
 
 
 def test_the_plain_path_draws_each_move_with_one_full_draw():
@@ -262,27 +326,6 @@ def test_the_plain_path_draws_each_move_with_one_full_draw():
         panel.sliders["W_K[1,0]"].value = value
     assert len(draws) == 3
     assert pixels(panel.png).shape[:2] == (244, 302)
-
-
-def test_every_private_matplotlib_name_the_fast_path_uses_still_exists():
-    import importlib
-    import re
-    from pathlib import Path
-
-    from attention_helpers import _fastdraw
-
-    source = Path(_fastdraw.__file__).read_text()
-    own = set(re.findall(r"def (_\w+)", source)) | set(re.findall(r"^(_\w+) =", source, re.M)) \
-        | set(re.findall(r"self\.(_\w+) =", source))
-    used = set(re.findall(r"\.(_[a-z]\w*)\(", source)) - own
-    listed = {name for names in _fastdraw.PRIVATE_API.values() for name in names}
-    assert used <= listed, f"_fastdraw calls private names it does not list in PRIVATE_API: {used - listed}"
-    missing = []
-    for where, names in _fastdraw.PRIVATE_API.items():
-        module, _, cls = where.rpartition(".")
-        holder = getattr(importlib.import_module(module), cls)
-        missing += [f"{where}.{name}" for name in names if not callable(getattr(holder, name, None))]
-    assert not missing, f"matplotlib no longer has {missing}: the fast path needs them (or Panel(fast=False))"
 
 
 # Run first in the kernel: counts every full draw of a figure, in `draws`.
@@ -394,8 +437,8 @@ def test_a_move_draws_only_the_moving_parts_when_the_layout_cannot_change():
     for value in np.linspace(-2, 2, 9):
         panel.sliders["W_K[1,0]"].value = float(value)
     assert draws == []  # probabilities: fixed colour bar, so the background and layout never change
-    panel.redraw()  # an explicit redraw draws everything
-    assert len(draws) == 1
+    panel.redraw()  # an explicit redraw draws everything, then once more: the new layout's check
+    assert len(draws) == 2
 
 
 def layout(panel) -> list:

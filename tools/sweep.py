@@ -8,17 +8,13 @@ which costs most of the sweep: the compat test, which checks only that
 every end gives finite values and a picture, sends that one.
 """
 
-import inspect
-
-from tools import same_picture
-
 # Runs inside the notebook's kernel after the notebook: every Panel the
 # notebook made, every slider to its minimum and maximum, warnings as errors;
 # at each end the panel's colour scales and value axes must cover the values,
 # and, at the ends of each control and of the first entry of each weight matrix,
 # its picture must be what a full draw of its figure gives (a row's last two columns).
 SWEEP = r'''
-__SAME_PICTURE__
+from attention_helpers.same_picture import picture_differences, visible_texts
 import json as _json, warnings as _warnings
 import numpy as _np
 import attention_helpers as _ah
@@ -68,5 +64,5 @@ for _name, _panel in list(globals().items()):
                             *(_fast_equals_full_draw(_panel) if _drawn else ())])
         setattr(_slider, "index" if hasattr(_slider, "options") else "value", _before)
 print(_json.dumps(_report))
-'''.replace("__SAME_PICTURE__", inspect.getsource(same_picture))  # the same measure as the widget tests
+'''  # the same measure as the widget tests and the fast path's own check
 SWEEP, SWEEP_ENDS_ONLY = (SWEEP.replace("__COMPARE__", str(compare)) for compare in (True, False))
