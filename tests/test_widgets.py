@@ -698,3 +698,41 @@ def test_later_calls_once_per_burst_of_calls_and_not_after_cancel():
     later.cancel()
     time.sleep(0.2)
     assert len(calls) == 2
+
+
+def test_panels_moved_in_two_threads_at_once_show_their_own_pictures():
+    """Slider callbacks run in a kernel subshell thread while a cell runs in the main one
+    (JupyterLab 4.6, ipykernel 7): two panels drawing at once share the stamps (one sample
+    text, behind a lock) and matplotlib's fonts (one FT2Font per thread). Each must still show
+    exactly what a full draw of its own figure shows, with no fallback."""
+    import sys
+    import threading
+
+    panels, plains = [make_panel(), make_panel()], [make_panel(fast=False), make_panel(fast=False)]  # one size
+    values = np.round(np.linspace(-2, 2, 41), 1)
+    errors = []
+
+    def drag(panel, key):
+        try:
+            for value in values:
+                panel.sliders[key].value = float(value)
+        except Exception as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    panels[1].set(W_Q=-W_Q0)  # other numbers in the same places
+    plains[1].set(W_Q=-W_Q0)
+    threads = [threading.Thread(target=drag, args=(p, "W_K[1,0]")) for p in panels]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns every few bytecodes, not every 5 ms
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not errors
+    for panel, plain in zip(panels, plains):
+        plain.sliders["W_K[1,0]"].value = float(values[-1])
+        assert panel.fast, panel.fell_back
+        assert_same_as_plain(panel, plain, "after two threads dragged at once")
