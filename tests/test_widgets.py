@@ -708,7 +708,8 @@ def test_panels_moved_in_two_threads_at_once_show_their_own_pictures():
     import sys
     import threading
 
-    panels, plains = [make_panel(), make_panel()], [make_panel(fast=False), make_panel(fast=False)]  # one size
+    # two panels of one size: they share a sample canvas
+    panels, plains = [make_panel(), make_panel()], [make_panel(fast=False), make_panel(fast=False)]
     values = np.round(np.linspace(-2, 2, 41), 1)
     errors = []
 
