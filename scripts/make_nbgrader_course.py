@@ -34,8 +34,10 @@ value shown with display(), as nbgrader would read a returned value as a score);
 the verdict is a hidden test (`### BEGIN HIDDEN TESTS`) that no answer cell can
 switch off: it loads a fresh private copy of the checks, asserts on the
 structured result, re-checks a function on inputs the student never saw against
-the reference solution, and enforces a helper the exercise forbids ("without
-`ah.padding_mask`"); see scripts/nbgrader_autograder.py. Each "In your own
+the reference solution, and enforces each helper the exercise forbids, which its
+answer cell declares in its metadata (`"attention_math": {"forbids": ["padding_mask"]}`;
+tests/test_make_nbgrader_course.py checks that every exercise whose text says
+"without `ah.…`" or "not `ah.…`" declares it); see scripts/nbgrader_autograder.py. Each "In your own
 words" section gets a manually graded answer cell worth its `written` points.
 Every other cell is read-only.
 """
@@ -64,7 +66,6 @@ AUTOGRADER_SOURCE = Path(__file__).with_name("nbgrader_autograder.py")  # copied
 AUTOGRADER = "attention_autograder.py"  # its name there
 STUB = re.compile(r"\bNone\b,?\s*#")
 CHECK = re.compile(r"\bah\.checks\.(check_\w+)\(")
-FORBIDDEN = re.compile(r"\b(?:without|not)\s+(?:using\s+)?`ah\.(\w+)`")
 WRITTEN = re.compile(r"^##\s+In your own words", re.M)
 HIDDEN = """\
 ### BEGIN HIDDEN TESTS
@@ -112,12 +113,11 @@ def points_of(points: dict, stem: str, key: str) -> float:
 
 
 def forbidden_helpers(nb, answer: int) -> list[str]:
-    """Helpers the exercise's text forbids ("without `ah.padding_mask`"), from the markdown
-    between the previous code cell and the answer cell."""
-    names, k = [], answer - 1
-    while k >= 0 and nb.cells[k].cell_type == "markdown":
-        names += FORBIDDEN.findall(nb.cells[k].source)
-        k -= 1
+    """The helpers (names in `ah`) that the answer cell's metadata says the exercise forbids."""
+    names = nb.cells[answer].metadata.get("attention_math", {}).get("forbids", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise ValueError(f"cell {answer}: attention_math.forbids must be a list of helper names, "
+                         f"got {names!r}")
     return sorted(set(names))
 
 

@@ -90,11 +90,16 @@ def {name}(*args):
         return _right(*args)
     return np.zeros_like(np.asarray(_right(*args), dtype=float))
 """
-# Exercises whose text forbids a helper, and an answer that uses it.
+# Exercises that forbid a helper (their answer cell's metadata, attention_math.forbids), and an
+# answer that calls it: the grade must be 0 for that exercise.
 FORBIDDEN = {
+    "03_scaling_by_sqrt_dk": ("check_scaled_attention", "def my_attention(Q, K, V):\n"
+                              "    return ah.scaled_dot_product_attention(Q, K, V)[0]"),
     "04_softmax": ("check_stable_softmax", "def my_softmax(S):\n    return ah.softmax(S)"),
     "05b_multi_head_attention": ("check_padding_mask",
                                  "def my_padding_mask(lengths, n):\n    return ah.padding_mask(lengths, n)"),
+    "07_positions_and_rope": ("check_rope",  # its text says "without calling `ah.apply_rope`"
+                              "def my_rope(x, positions):\n    return ah.apply_rope(x, positions)"),
 }
 
 # ATTENTION_GRADING_VENV may point elsewhere, e.g. to keep one environment across fresh clones in CI.
@@ -144,12 +149,12 @@ TRICKS = {
     "00_input_matrix": ("mistake", "replaced"),
     "01_qkv_projections": ("memorised", "switched_off"),
     "02_dot_product_scores": ("mistake", "switched_off"),
-    "03_scaling_by_sqrt_dk": ("memorised", "switched_off"),
+    "03_scaling_by_sqrt_dk": ("forbidden", "switched_off"),
     "04_softmax": ("forbidden", "replaced"),
     "05_weighted_sum_and_self_attention": ("memorised", "switched_off"),
     "05b_multi_head_attention": ("forbidden", "switched_off"),
     "06_kv_cache_gqa": ("mistake", "replaced"),
-    "07_positions_and_rope": ("memorised", "switched_off"),
+    "07_positions_and_rope": ("forbidden", "switched_off"),
     "08_the_decoder_block": ("mistake", "replaced"),
     "09_tiled_attention": ("memorised", "switched_off"),
     "10_attention_that_learns": ("blank", None),
@@ -328,7 +333,7 @@ def test_every_assignment_has_a_second_hand_in_and_each_trick_is_tried_on_severa
     wrong = [w for w, _ in TRICKS.values()]
     attempts = [a for _, a in TRICKS.values()]
     assert set(wrong) == {"mistake", "memorised", "forbidden", "blank"}
-    assert min(map(wrong.count, ("mistake", "memorised"))) >= 4 and min(map(attempts.count, ATTEMPTS)) >= 1
+    assert min(map(wrong.count, ("mistake", "memorised"))) >= 3 and min(map(attempts.count, ATTEMPTS)) >= 1
     assert min(map(attempts.count, ("switched_off", "replaced"))) >= 4
     assert ("memorised", "replaced") not in TRICKS.values()  # see TRICKS
     for assignment, (kind, _) in TRICKS.items():

@@ -2,6 +2,8 @@
 against cheating answers in this process: fast, without nbgrader (tests/test_grading.py runs
 the real course through nbgrader)."""
 
+import re
+
 import nbformat
 import numpy as np
 import pytest
@@ -35,7 +37,8 @@ CELLS = [
     new_code_cell("import numpy as np\nimport attention_helpers as ah"),
     new_markdown_cell("## In your own words\n\n**Explain.** Why double?"),
     new_markdown_cell("## Exercises\n\nWrite `my_double(x)` without `ah.double`."),
-    new_code_cell("def my_double(x):\n    return None  # your code here"),
+    new_code_cell("def my_double(x):\n    return None  # your code here",
+                  metadata={"attention_math": {"forbids": ["double"]}}),
     new_code_cell("ah.checks.check_double(my_double)"),
     new_code_cell("ah.checks.check_double(lambda x: x)  # a worked example of a miss"),
     new_code_cell("row = np.array([1.0, 2.0])\nprint(row)\ntotal = None  # your answer"),
@@ -268,3 +271,36 @@ def test_a_memorised_function_of_numbers_only_is_caught():
         autograder.verdict({"ah": ah, "my_kv_head": memorised}, ROOT, call, ["my_kv_head"],
                            reference=reference)
     autograder.verdict({"ah": ah, "my_kv_head": record}, ROOT, call, ["my_kv_head"], reference=reference)
+
+
+# How an exercise's text forbids a helper: "without `ah.padding_mask`", "not `ah.softmax`",
+# "without calling\n`ah.apply_rope`" (a line may break inside the phrase).
+FORBIDS_IN_PROSE = re.compile(r"\b(?:without|not)\s+(?:using\s+|calling\s+)?`ah\.(\w+)`")
+
+
+def test_every_exercise_that_forbids_a_helper_declares_it_where_the_grader_reads_it(exercise_notebooks):
+    """The grader enforces what the answer cell's metadata declares, not what the prose says:
+    every helper the exercise's text forbids is declared there, every declared one is named in
+    the text (a student is told), and each is a helper of the package."""
+    checked = 0
+    for path in exercise_notebooks:
+        nb = nbformat.read(path, as_version=4)
+        for answer, _, name in COURSE_MAKER.exercises(nb):
+            if answer is None:
+                continue
+            prose, k = "", answer - 1
+            while k >= 0 and nb.cells[k].cell_type == "markdown":  # the exercise's text above its cell
+                prose, k = nb.cells[k].source + "\n" + prose, k - 1
+            said = set(FORBIDS_IN_PROSE.findall(prose))
+            declared = set(COURSE_MAKER.forbidden_helpers(nb, answer))
+            assert said == declared, f"{path.name}, {name}: the text forbids {said}, the metadata {declared}"
+            assert all(callable(getattr(ah, helper, None)) for helper in declared), (path.name, declared)
+            checked += bool(declared)
+    assert checked >= 9  # 01, 03, 04, 05, 05b (two), 07, 10, 11
+
+
+def test_a_forbids_entry_that_is_not_a_list_of_names_is_refused(course_maker):
+    nb = new_notebook(cells=[new_code_cell("x = None  # your answer",
+                                           metadata={"attention_math": {"forbids": "softmax"}})])
+    with pytest.raises(ValueError, match="attention_math.forbids must be a list"):
+        course_maker.forbidden_helpers(nb, 0)
