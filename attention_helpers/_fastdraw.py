@@ -5,7 +5,8 @@
 
 gives the same picture as matplotlib's ordinary full draw of the figure
 (Panel(fast=False)), faster. It checks that itself: the first picture of each layout
-is compared with a full draw, and `Mismatch` is raised if they differ (Panel then
+(drawn afresh, and again over the saved background, as a move draws it) is
+compared with a full draw, and `Mismatch` is raised if they differ (Panel then
 draws the plain way for good). The tricks:
 
 - the layout is solved again only when what constrained layout measures
@@ -143,13 +144,16 @@ class Drawer:
             # drawn afresh even if nothing moved: a draw also places each colour bar in its slot
             pixels = draw(figure, moving(self.charts), fresh=True).copy()
             self._check(pixels)
+            # and as the next move will draw it, over the saved background: checked as well
+            self._check(draw(figure, moving(self.charts)).copy())
             self._solved, self._draws_seen = self._measured(), self._draws
             return encode(figure, pixels)
         return encode(figure, draw(figure, moving(self.charts), ticks=ticks))
 
     def _check(self, pixels):
-        """Raise Mismatch unless `pixels`, the first fast picture of a layout, is what a full
-        draw of the figure in that layout gives (numbers within same_picture's tolerance)."""
+        """Raise Mismatch unless `pixels`, a fast picture of a new layout (drawn afresh, and
+        over the saved background), is what a full draw of the figure in that layout gives
+        (numbers within same_picture's tolerance)."""
         figure, saved = self.figure, _saved[self.figure]
         try:
             with _frozen_layout(figure):

@@ -13,8 +13,9 @@ beyond it widens it); a heatmap's colour scale follows its values, for contrast.
 
 The picture: with fast=False, matplotlib draws the whole figure (print_png); by
 default _fastdraw redraws only what moved, and checks the first picture of each
-layout against a full draw. If they differ, or the fast path fails in any way, the
-panel draws the plain way from then on and says so once (FastPathWarning).
+layout (drawn both ways it draws) against a full draw. If they differ, or the fast
+path fails in any way, the panel draws the plain way from then on and says so once
+(FastPathWarning).
 """
 
 from __future__ import annotations

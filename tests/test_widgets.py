@@ -437,8 +437,8 @@ def test_a_move_draws_only_the_moving_parts_when_the_layout_cannot_change():
     for value in np.linspace(-2, 2, 9):
         panel.sliders["W_K[1,0]"].value = float(value)
     assert draws == []  # probabilities: fixed colour bar, so the background and layout never change
-    panel.redraw()  # an explicit redraw draws everything, then once more: the new layout's check
-    assert len(draws) == 2
+    panel.redraw()  # an explicit redraw draws everything, then twice more: the new layout's checks
+    assert len(draws) == 3
 
 
 def layout(panel) -> list:
