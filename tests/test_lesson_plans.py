@@ -24,66 +24,19 @@ from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-ROOT = Path(__file__).resolve().parents[1]
-PLANS = [ROOT / "teachers" / "plan_90_minutes.md", ROOT / "teachers" / "plan_half_day.md"]
-ALWAYS = {"title", "You will learn"}  # the goal, the outline and the setup cell
-ROW = re.compile(r"^\|[^|]*\|\s*\[(\d\d\w?)\]\(\.\./notebooks/([\w]+\.ipynb)\)\s*\|([^|]*)\|", re.M)
+from tools.lesson_plans import (
+    PLANS,
+    ROOT,
+    kept_notebook,
+    plan_rows,
+    run_minutes,
+    section_names,
+    sections,
+    slots,
+)
+
 TAUGHT = re.compile(r"\*\((\d\d\w?) · ([^)]+)\)\*")
-
-
-def section_names(text: str) -> list[str]:
-    """'Steps 1–3, 5, Live' -> ['Step 1', 'Step 2', 'Step 3', 'Step 5', 'Live']."""
-    names, numbered = [], False
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        match = re.fullmatch(r"(?:(Steps?)\s+)?(\d+)(?:\s*[–-]\s*(\d+))?", item)
-        if match and (match[1] or numbered):
-            numbered = True
-            last = int(match[3] or match[2])
-            names += [f"Step {k}" for k in range(int(match[2]), last + 1)]
-        else:
-            numbered = False
-            names.append(item)
-    return names
-
-
-def plan_rows(path: Path) -> dict[str, tuple[str, list[str]]]:
-    """{notebook number: (file name, sections to run)} from a plan's table."""
-    rows = {}
-    for number, name, run in ROW.findall(path.read_text(encoding="utf-8")):
-        if number in rows:
-            raise ValueError(f"{path.name} lists notebook {number} twice")
-        rows[number] = (name, section_names(run))
-    return rows
-
-
-def section_of(cell, current: str) -> str:
-    """The section a cell opens (its level-2 heading), or `current`."""
-    if cell.cell_type == "markdown":
-        for line in cell.source.splitlines():
-            match = re.match(r"##\s+(Step \d+|[^·]+?)(?:\s+·.*)?$", line)
-            if match and not line.startswith("###"):
-                return match[1].strip()
-    return current
-
-
-def sections(nb) -> list[str]:
-    current, names = "title", []
-    for cell in nb.cells:
-        current = section_of(cell, current)
-        names.append(current)
-    return names
-
-
-def kept_notebook(path: Path, keep: list[str]):
-    nb = nbformat.read(path, as_version=4)
-    names = sections(nb)
-    unknown = set(keep) - set(names)
-    if unknown:
-        raise ValueError(f"{path.name} has no section {sorted(unknown)}; it has {sorted(set(names))}")
-    nb.cells = [cell for cell, name in zip(nb.cells, names) if name in ALWAYS or name in keep]
-    return nb
+LENGTH = {"plan_90_minutes": 90, "plan_half_day": 240}  # minutes, as each plan's title says
 
 
 def exit_ticket(path: Path) -> list[tuple[str, str]]:
@@ -106,6 +59,38 @@ def test_the_parser_reads_ranges_and_names():
     assert section_names("Steps 1–3, 5, Live") == ["Step 1", "Step 2", "Step 3", "Step 5", "Live"]
     assert section_names("Step 4, Try this, Summary") == ["Step 4", "Try this", "Summary"]
     assert section_names("Live") == ["Live"]
+
+
+@pytest.mark.parametrize("plan", PLANS, ids=lambda p: p.stem)
+def test_every_slot_holds_what_its_row_asks_students_to_run_by_the_model(plan):
+    """Each row's "model" column is the reading-time model's minutes for exactly the sections
+    it runs (computed here from the notebook), no row's slot is shorter, the slots follow one
+    another without a gap or an overlap, and the plan ends within its length."""
+    found = slots(plan)
+    assert found[0]["start"] == 0 and found[-1]["end"] <= LENGTH[plan.stem], plan.name
+    for before, after in zip(found, found[1:]):
+        assert before["end"] == after["start"], f"{plan.name}: a gap or overlap at minute {before['end']}"
+    for slot in found:
+        if slot["notebook"] is None:
+            continue
+        number, name = slot["notebook"]
+        minutes = run_minutes(ROOT / "notebooks" / name, slot["run"])
+        assert slot["model"] == round(minutes, 1), f"{plan.name}, {number}: the model says {minutes:.1f} min"
+        length = slot["end"] - slot["start"]
+        assert minutes <= length, f"{plan.name}, {number}: {minutes:.1f} min in a {length}-minute slot"
+
+
+def test_the_model_of_a_row_is_the_notebooks_minutes_for_just_those_cells():
+    """run_minutes counts only the kept cells: the whole notebook's sections give its full time,
+    fewer give less (an independent count of one small case: 00 with no step is the title, the
+    outline and the setup cell)."""
+    from tools.lesson_time import lesson_time
+    path = ROOT / "notebooks" / "00_input_matrix.ipynb"
+    every = sorted(set(sections(nbformat.read(path, as_version=4))))
+    assert run_minutes(path, every) == pytest.approx(lesson_time(path).minutes)
+    nb = kept_notebook(path, [])
+    assert [c.cell_type for c in nb.cells].count("code") == 1  # the setup cell
+    assert run_minutes(path, []) < run_minutes(path, ["Step 1"]) < lesson_time(path).minutes
 
 
 def test_each_plan_uses_notebooks():

@@ -79,8 +79,13 @@ def is_check(cell) -> bool:
 def lesson_time(path: Path) -> LessonTime:
     """The parts of `path`'s reading time; `.minutes` is the total."""
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    return minutes_of(cells, Path(path).stem)
+
+
+def minutes_of(cells, name: str = "") -> LessonTime:
+    """The reading time of some cells (a notebook's, or the part of it a lesson plan runs)."""
     return LessonTime(
-        name=Path(path).stem,
+        name=name,
         words=sum(prose_words(_source(c)) for c in cells if c["cell_type"] == "markdown"),
         code_cells=sum(c["cell_type"] == "code" for c in cells),
         panels=sum(is_panel(c) for c in cells),
