@@ -6,7 +6,10 @@
 The address is declared once, as `Repository` under [project.urls] in
 pyproject.toml, and the release tag once, as `release-tag` under
 [tool.attention-math]. Launch links name the tag, not HEAD or main, so a push
-during a term changes nothing in a running class. This script changes both
+during a term changes nothing in a running class. nbgitpuller links name the
+release branch instead, `release-<tag>` (release_branch), made at the same commit:
+nbgitpuller pulls again at every later click, and a tag cannot be pulled
+(tests/test_nbgitpuller.py). This script changes both
 declarations and rewrites every link that derives from them: the Binder and
 Colab links in every notebook, the README, notebooks/README.md and every file
 of teachers/, the nbgitpuller links and image recipes, and the setup cell's
@@ -67,6 +70,12 @@ def release_tag(root: Path = ROOT) -> str:
     return match[1]
 
 
+def release_branch(tag: str) -> str:
+    """The branch nbgitpuller links open for release `tag`: made at the tag's commit, it moves
+    only when the teacher pushes a fix to it."""
+    return f"release-{tag}"
+
+
 def owner_name(url: str) -> str:
     match = GITHUB.fullmatch(url)
     if not match:
@@ -108,7 +117,7 @@ def rewrite(text: str, old: str, new: str, tag: str | None = None) -> str:
                 return match[0]
             out = match[0]
             if tag is not None and match["ref"] is not None:
-                out = _replace_group(match, "ref", tag)
+                out = _replace_group(match, "ref", release_branch(tag) if kind == "nbgitpuller" else tag)
             elif tag is not None and kind == "pip":
                 out = f"{out}@{tag}"
             return out.replace(old, new)

@@ -36,8 +36,11 @@ def wrong_links(root, repo, tag):
             expected = repo.split("/")[1] if kind == "nbgitpuller folder" else repo
             if named != expected:
                 wrong.append(f"{path.relative_to(root)}: {kind} link names {named}, not {expected}")
-            if kind in ("binder", "colab", "nbgitpuller", "pip") and ref != tag:
+            if kind in ("binder", "colab", "pip") and ref != tag:
                 wrong.append(f"{path.relative_to(root)}: {kind} link opens {ref}, not the tag {tag}")
+            branch = set_repository.release_branch(tag)
+            if kind == "nbgitpuller" and ref != branch:
+                wrong.append(f"{path.relative_to(root)}: nbgitpuller link opens {ref}, not {branch}")
     return wrong
 
 
@@ -67,11 +70,12 @@ def test_setup_cell_is_the_same_in_every_notebook_and_installs_the_tag():
     assert len(first.strip().splitlines()) <= 8, f"the setup cell has {len(first.strip().splitlines())} lines"
 
 
-def test_hub_guide_has_an_nbgitpuller_link_per_notebook_at_the_tag():
+def test_hub_guide_has_an_nbgitpuller_link_per_notebook_on_the_release_branch():
     guide = (ROOT / "teachers" / "hub_admin.md").read_text()
     numbered = sorted(p for p in ALL_NOTEBOOKS if p.name[:2].isdigit())
+    branch = set_repository.release_branch(TAG)
     for path in numbered:
-        assert (f"git-pull?repo=https://github.com/{REPO}&branch={TAG}&urlpath=lab/tree/"
+        assert (f"git-pull?repo=https://github.com/{REPO}&branch={branch}&urlpath=lab/tree/"
                 f"{REPO.split('/')[1]}/notebooks/{path.name}") in guide, path.name
 
 
@@ -85,7 +89,7 @@ def test_rewrite_moves_address_and_tag_and_nothing_else():
         "[b](https://mybinder.org/v2/gh/c/d/v2?urlpath=lab/tree/notebooks/x.ipynb) "
         "[c](https://colab.research.google.com/github/c/d/blob/v2/notebooks/x.ipynb) "
         '"git+https://github.com/c/d@v2" '
-        "git-pull?repo=https://github.com/c/d&branch=v2&urlpath=lab/tree/d/notebooks/x.ipynb "
+        "git-pull?repo=https://github.com/c/d&branch=release-v2&urlpath=lab/tree/d/notebooks/x.ipynb "
         "https://github.com/a/other stays")
 
 
