@@ -154,3 +154,19 @@ def test_a_name_an_earlier_notebook_of_the_plan_defined_is_gone_in_the_next(kern
     uses = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("leftover")])
     with pytest.raises(CellExecutionError, match="NameError"):
         run_after_reset(uses, km)
+
+
+@pytest.mark.parametrize("plan", PLANS, ids=lambda p: p.stem)
+def test_the_students_handout_asks_the_plans_exit_ticket_questions(plan):
+    """teachers/exit_tickets.md, printed for students, holds each plan's questions word for
+    word, without the teacher's step references."""
+    def questions(text):
+        found = re.findall(r"^\d+\. .*?(?=^\d+\. |\Z)", text, re.M | re.S)
+        return [" ".join(re.sub(r"\*\([^)]*\)\*", "", q).split()) for q in found]
+
+    text = plan.read_text(encoding="utf-8")
+    handout = (ROOT / "teachers" / "exit_tickets.md").read_text(encoding="utf-8")
+    block = handout[handout.index(f"<!-- ticket: {plan.stem} -->"):]
+    block = block[:block.index("<!-- end of ticket -->")]
+    assert questions(block) == questions(text[text.index("## Exit ticket"):])
+    assert "*(" not in block  # no step references on the students' sheet
