@@ -1,11 +1,7 @@
 """The generated nbgrader course round-trips through real nbgrader (markers `grading`, `slow`).
 
-nbgrader is installed into its own environment, .cache/grading-venv (git-ignored;
-the environment variable ATTENTION_GRADING_VENV names another folder), from the
-project's `grading` extra and the helper (editable), at the lock's versions (constraints.txt),
-by uv in a few seconds. So the test environment, whose JupyterLab the browser tests drive,
-stays without nbgrader's extensions. It is rebuilt only when pyproject.toml or the lock
-changes.
+nbgrader runs in its own environment (tools/grading.py). The whole cycle around autograde
+(roster, exchange, due date, feedback, export) is tests/test_grading_cycle.py.
 
 Each notebook with exercises gets two hand-ins (each is a notebook run), see TRICKS:
 - "reference": the released notebook with the reference solutions: full marks;
@@ -28,15 +24,12 @@ so autograde gives it nothing. The scores are read from nbgrader's own gradebook
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
-import venv
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -44,12 +37,11 @@ import nbformat
 import pytest
 
 from scripts import make_nbgrader_course as COURSE_MAKER
+from tools.grading import BIN, grading_env, nbgrader
 from tools.notebooks import ROOT
-from tools.project import PROJECT, UV_OPTIONS, uv_install
 
 EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()  # every one with exercises: 05b, 10, 11 too
 POINTS = COURSE_MAKER.load_points()
-GRADING_EXTRA = PROJECT["optional-dependencies"]["grading"]  # nbgrader's range, from pyproject.toml
 
 pytestmark = [pytest.mark.grading, pytest.mark.slow]
 
@@ -101,10 +93,6 @@ FORBIDDEN = {
     "07_positions_and_rope": ("check_rope",  # its text says "without calling `ah.apply_rope`"
                               "def my_rope(x, positions):\n    return ah.apply_rope(x, positions)"),
 }
-
-# ATTENTION_GRADING_VENV may point elsewhere, e.g. to keep one environment across fresh clones in CI.
-VENV = Path(os.environ.get("ATTENTION_GRADING_VENV") or ROOT / ".cache" / "grading-venv")
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 # One typical mistake per notebook: the answer it replaces, the wrong answer, a piece of its hint.
 MISTAKES = {
@@ -162,31 +150,6 @@ TRICKS = {
 }
 ATTEMPTS = {"switched_off": SWITCHED_OFF, "replaced": REPLACED, None: ""}
 WRONG = {"mistake": MISTAKES, "memorised": MISTAKES, "forbidden": FORBIDDEN}
-
-
-def grading_env() -> dict:
-    """The environment for nbgrader: its own venv, with the helper (editable) and the `grading`
-    extra at the lock's versions, built once per version of pyproject.toml and the lock."""
-    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + (ROOT / "constraints.txt").read_bytes()
-                         + sys.version.encode() + str(ROOT).encode() + str(UV_OPTIONS).encode()).hexdigest()
-    stamp = VENV / "requirements.sha256"
-    if not (stamp.exists() and stamp.read_text() == key):
-        shutil.rmtree(VENV, ignore_errors=True)
-        venv.create(VENV, with_pip=False)
-        uv_install(BIN / "python", "-c", str(ROOT / "constraints.txt"), "-e", str(ROOT), *GRADING_EXTRA)
-        stamp.write_text(key)
-    env = dict(os.environ)
-    env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"  # nbgrader runs `alembic` by name
-    env.pop("ATTENTION_GRADING", None)  # the course turns grading on itself
-    env.pop("PYTHONPATH", None)
-    return env
-
-
-def nbgrader(env, course, *args):
-    result = subprocess.run([str(BIN / "nbgrader"), *args], cwd=course, env=env,
-                            capture_output=True, text=True)
-    assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stderr[-3000:]}"
-    return result
 
 
 def hand_in(course, assignment, student, answers):
