@@ -3,21 +3,31 @@
 The memory figures in the guide come from benchmarks/kernel_memory.py (they
 vary from run to run, so they are not re-measured here; tests/test_kernel_memory.py
 keeps every kernel under the budget). This checks what must hold whatever
-the figures: the Zero to JupyterHub snippet has the keys the chart reads, its
-memory guarantee is the per-student figure the table derives, the students
-per node follow from it, and the ranges the guide quotes are pyproject's.
+the figures: the guide's one Zero to JupyterHub config.yaml has every block
+the guide explains (image at the release tag, CPU and memory from the sizing,
+home volume, culling, pre-puller) with the figures its prose derives or
+quotes, the students per node follow from the memory, the chart version is
+named once, the grading set-up gives students no shared exchange, and the
+ranges the guide quotes are pyproject's. (The config was validated against
+the chart's values schema by hand; the chart is not a dependency of the tests.)
 """
 
 import re
+import subprocess
+import textwrap
+from pathlib import Path
 
 import yaml
 
+from scripts import set_repository
 from tools import class_load
 from tools import memory as kernel_memory
 from tools.project import ROOT, RUNTIME
 
 GUIDE = (ROOT / "teachers" / "hub_admin.md").read_text()
 UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}  # KubeSpawner's suffixes are powers of 1024
+QUANTITY = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}  # Kubernetes' binary suffixes (storage)
+MIB = 1024 * 1024
 
 
 def mib(spec: str) -> float:
@@ -30,8 +40,28 @@ def block_after(marker):
     return GUIDE[GUIDE.index(marker):]
 
 
+def fenced(marker, language="yaml"):
+    """The first fenced block of `language` after `marker` (dedented: it may sit in a list item)."""
+    return textwrap.dedent(re.search(rf"```{language}\n(.*?)```", block_after(marker), re.S)[1])
+
+
 def config():
-    return yaml.safe_load(re.search(r"```yaml\n(.*?)```", block_after("<!-- hub-config -->"), re.S)[1])
+    return yaml.safe_load(fenced("<!-- hub-config -->"))
+
+
+def guide_section(heading):
+    """The text of the section that starts at `heading`, up to the next heading of its level or above."""
+    text = GUIDE[GUIDE.index(heading):]
+    level = len(heading) - len(heading.lstrip("#"))
+    end = re.search(rf"^#{{1,{level}}} ", text[len(heading):], re.M)
+    return text[:len(heading) + end.start()] if end else text
+
+
+def quoted(pattern, text=None):
+    """The number the guide's prose puts in `pattern` (one group), which must occur exactly once."""
+    found = re.findall(pattern, text or GUIDE)
+    assert len(found) == 1, f"the guide should say {pattern!r} once, found {found}"
+    return float(found[0])
 
 
 def sizing():
@@ -49,13 +79,37 @@ def sizing():
     return rows, section
 
 
-def test_config_yaml_has_the_image_memory_and_default_url():
-    singleuser = config()["singleuser"]
-    assert set(singleuser) == {"image", "memory", "defaultUrl"}
-    assert singleuser["image"]["name"] and isinstance(singleuser["image"]["tag"], str)
-    assert singleuser["defaultUrl"] == "/lab"
+def test_config_yaml_is_complete_and_explains_every_block():
+    values = config()
+    assert set(values) == {"singleuser", "cull", "prePuller"}
+    singleuser = values["singleuser"]
+    assert set(singleuser) == {"image", "defaultUrl", "cpu", "memory", "storage", "extraFiles"}
+    assert singleuser["image"]["name"] and singleuser["defaultUrl"] == "/lab"
     memory = singleuser["memory"]
     assert mib(memory["guarantee"]) <= mib(memory["limit"])
+    explained = guide_section("## Zero to JupyterHub config.yaml")
+    for block in [*singleuser, "cull", "prePuller"]:
+        assert f"- **`{block}`**" in explained, f"the guide does not say what the {block} block is for"
+
+
+def test_the_image_tag_is_the_release_tag_of_the_links():
+    tag = config()["singleuser"]["image"]["tag"]
+    assert isinstance(tag, str), "quote the tag: YAML reads 1.0 as a number"
+    # set_repository --tag rewrites the links but not this tag: change it by hand with them
+    assert tag == set_repository.release_tag(), f"the image tag {tag} is not pyproject's release-tag"
+    assert f"branch={set_repository.release_branch(tag)}&" in GUIDE  # what the nbgitpuller links open
+    # and what the image recipes install
+    assert all(f"--branch {tag} " in r or f"@{tag}" in r for r in dockerfiles()[:2])
+
+
+def test_the_guide_names_one_chart_version_and_installs_that_one():
+    version = r"(\d+\.\d+\.\d+)"
+    checked = re.findall(rf"\*\*Checked against chart {version} \(JupyterHub {version}\)\*\*", GUIDE)
+    assert len(checked) == 1, "the guide says once which chart (and JupyterHub) it checked the config against"
+    chart, _hub = checked[0]
+    install = fenced("## Zero to JupyterHub config.yaml", "bash")
+    assert re.findall(r"--version[= ](\S+)", install) == [chart], "helm must install the chart checked"
+    assert "validated against" in guide_section("## Zero to JupyterHub config.yaml")  # and says how
 
 
 def test_sizing_table_has_every_notebook_under_the_budget():
@@ -96,7 +150,6 @@ def test_the_image_recipes_grade_and_install_the_helper_into_the_image_not_edita
     for recipe in recipes[:2]:  # the full image, and the course added to an image you have
         assert "nbgrader" in recipe and "nbgitpuller" in recipe
         assert not re.search(r"pip install[^\n]*\s-e\s", recipe), "a home volume hides an editable install"
-    assert "c.Exchange.root" in GUIDE and "extraVolumeMounts" in GUIDE  # nbgrader's exchange on the hub
 
 
 def test_the_guide_names_the_lowest_jupyterlab_the_course_settings_need():
@@ -134,11 +187,98 @@ def test_the_cpu_rule_follows_from_the_class_load_table():
     # The guide may be stricter than the latest run allows (10 per core held in two runs of three),
     # never looser: the class its rule puts on these cores is a row of the table within 0.75 s.
     within = max(n for n, seconds in p95.items() if seconds <= 0.75)
-    section = block_after("<!-- hub-cpu -->")
-    rule = re.search(r"\*\*for a class that drags together, (\d+) students per core\*\*", section)
+    cpu_text = block_after("<!-- hub-cpu -->")
+    rule = re.search(r"\*\*for a class that drags together, (\d+) students per core\*\*", cpu_text)
     assert rule, "the guide states its rule as **for a class that drags together, N students per core**"
     per_core = int(rule[1])
     assert per_core * cores in p95 and p95[per_core * cores] <= 0.75, (per_core, cores, p95)
     assert per_core <= within // cores, (per_core, within, cores)
-    cpu = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S)[1])["singleuser"]["cpu"]
+    # the config gives each student that share of a core, and lets them use a whole one
+    cpu = config()["singleuser"]["cpu"]
     assert cpu["guarantee"] == round(1 / per_core, 2) and cpu["limit"] == 1
+    assert "```yaml" not in cpu_text.split("###")[0], "the CPU section's config lives in the one config.yaml"
+
+
+def test_culling_stops_idle_servers_and_kernels_after_the_times_the_guide_quotes():
+    values = config()
+    cull = values["cull"]
+    assert cull["enabled"] is True
+    assert cull["timeout"] == 60 * quoted(r"\*\*after (\d+) minutes\*\* without activity")
+    assert cull["maxAge"] == 3600 * quoted(r"\*\*(\d+) hours\*\* after it started")
+    assert 0 < cull["every"] < cull["timeout"]
+    file = values["singleuser"]["extraFiles"]["kernel-culling"]
+    assert file["mountPath"].startswith("/etc/jupyter/jupyter_server_config.")  # read by jupyter-server
+    kernels = file["data"]["MappingKernelManager"]
+    assert kernels["cull_idle_timeout"] == 60 * quoted(r"idle for \*\*(\d+) minutes\*\*")
+    assert 0 < kernels["cull_interval"] < kernels["cull_idle_timeout"] < cull["timeout"]
+    # The guarantee counts OPEN_KERNELS kernels: the notebooks still open keep theirs.
+    assert kernel_memory.OPEN_KERNELS > 1 and kernels["cull_connected"] is False
+    assert kernels["cull_busy"] is False
+
+
+def tracked_files() -> list[Path]:
+    """The repository's files, as a clone of it holds them."""
+    names = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True,
+                           check=True).stdout.split("\0")
+    return [ROOT / name for name in names if name and (ROOT / name).is_file()]
+
+
+def size(paths) -> int:
+    return sum(p.stat().st_size for p in paths)
+
+
+def test_the_home_volume_holds_the_course_and_what_a_student_writes():
+    files = tracked_files()
+    notebooks = [p for p in files if p.parent == ROOT / "notebooks" and p.suffix == ".ipynb"]
+    numbered = [p for p in notebooks if p.name[:2].isdigit()]
+    helper = size(p for p in files if (ROOT / "attention_helpers") in p.parents)
+    # nbgitpuller's clone (the files, and their objects in .git: at most as much again), a checkpoint
+    # of every notebook, and an nbgrader assignment per numbered notebook (it and a copy of the helper)
+    home = 2 * size(files) + size(notebooks) + size(numbered) + len(numbered) * helper
+    bound = quoted(r"\*\*under (\d+) MiB\*\*", guide_section("### A student's home"))
+    assert home <= bound * MIB, f"a student's home holds {home / MIB:.1f} MiB, the guide says under {bound}"
+    storage = config()["singleuser"]["storage"]
+    assert storage["type"] == "dynamic"  # a volume per student
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti)", storage["capacity"])
+    assert match, f"give the capacity with a binary suffix (Gi), got {storage['capacity']!r}"
+    assert int(match[1]) * QUANTITY[match[2]] >= 10 * bound, "leave students room for files of their own"
+
+
+def test_the_pre_puller_pulls_the_image_before_an_upgrade_and_onto_new_nodes():
+    pre_puller = config()["prePuller"]
+    assert pre_puller["hook"]["enabled"] is True and pre_puller["continuous"]["enabled"] is True
+
+
+def test_students_get_no_shared_exchange_and_the_guide_says_why():
+    grading = guide_section("## Grading on the hub: nbgrader and its exchange")
+    assert "**Do not give students that shared folder for graded work.**" in grading
+    for fact in ["uid 1000", "read and delete every classmate's hand-in", "JUPYTERHUB_USER"]:
+        assert fact in grading, f"the guide should say plainly: {fact}"
+    for block in re.findall(r"```yaml\n(.*?)```", GUIDE, re.S):
+        assert "extraVolumeMounts" not in block, "no config mounts a shared exchange into students' pods"
+    assert "c.Exchange.root" not in GUIDE
+
+
+def test_zip_collect_files_a_hand_in_as_the_students_notebook():
+    config_lines = fenced("<!-- hub-zip-collect -->", "python")
+    regexp = re.search(r'named_regexp = r"(.*)"', config_lines)[1]
+    example = re.search(r"named like `(\w+?)_(\d\d\w*\.ipynb)`", GUIDE)
+    student, notebook = example[1], example[2]
+    assert (ROOT / "notebooks" / notebook).exists(), f"{notebook} is no notebook of the course"
+    # zip_collect matches the expression against the file's whole path under downloaded/.../extracted/
+    folder = f"/home/jovyan/course/downloaded/{notebook.removesuffix('.ipynb')}/extracted/all"
+    for name in (student, f"{student}_lovelace"):  # a hub name may hold an underscore
+        match = re.match(regexp, f"{folder}/{name}_{notebook}")
+        assert match and match["student_id"] == name and match["file_id"] == notebook, (regexp, name)
+    assert "c.ZipCollectApp.strict = True" in config_lines and "nbgrader zip_collect" in GUIDE
+
+
+def test_ngshare_is_registered_where_the_students_exchange_calls_it():
+    values = yaml.safe_load(fenced("<!-- hub-ngshare -->"))
+    service = values["hub"]["services"]["ngshare"]
+    host, port = re.fullmatch(r"http://([\w.-]+):(\d+)", service["url"]).groups()
+    exchange_url = re.search(r'configureExchange\(c, "([^"]+)"\)', GUIDE)[1]
+    assert exchange_url == f"{service['url']}/services/ngshare", "nbgrader must call the service of the hub"
+    (rule,) = values["singleuser"]["networkPolicy"]["egress"]
+    assert [p["port"] for p in rule["ports"]] == [int(port)], "the students' pods may reach ngshare's port"
+    assert rule["to"][0]["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": host}
