@@ -13,7 +13,7 @@ Each student runs nbgrader as in a Zero to JupyterHub pod: the operating-system 
 `jovyan` in every pod, and nbgrader takes the student's name from JUPYTERHUB_USER; each has a
 home of their own. The last test shows what that means for a shared exchange: a student who
 sets JUPYTERHUB_USER to a classmate's name submits in their place (teachers/hub_admin.md says
-so and gives the safe set-up).
+so and gives the safe set-up: no shared exchange).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ ROSTER = [("alice", "Alice", "Ames"), ("bob", "Bob", "Berg"), ("carol", "Carol",
 MISTAKE = ("check_scores", "def my_scores(Q, K):\n    return K @ Q.T", "you returned K @ Q.T")
 WRITTEN = {"alice": 2, "bob": 1, "carol": 2}  # the teacher's scores for the written answer
 GRADING_MD_DUEDATE = "2027-01-15 17:00:00 Europe/Berlin"  # teachers/grading.md's example
-# What an image's /etc/jupyter/nbgrader_config.py holds (teachers/hub_admin.md).
+# A system-wide nbgrader config naming a shared exchange, as nbgrader's own guide sets one up.
 SYSTEM_CONFIG = ('c = get_config()\nc.CourseDirectory.course_id = "attention-math"\n'
                  'c.Exchange.root = {root!r}\n')
 # nbgrader in a pod of Zero to JupyterHub: the OS user is jovyan, whoever logged in.
