@@ -14,39 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import nbformat
-
 from scripts import make_nbgrader_course as COURSE_MAKER
-from tools.grading import BIN, grading_env, nbgrader
-
-
-def reference_answers(course: Path, assignment: str) -> dict:
-    """{grade_id: the reference solution, as a student types it in place of the stub}."""
-    source = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
-    answers = {}
-    for cell in source.cells:
-        if cell.metadata["nbgrader"]["solution"] and cell.cell_type == "code":
-            answers[cell.metadata["nbgrader"]["grade_id"]] = (
-                cell.source.split("### BEGIN SOLUTION\n", 1)[1].rsplit("\n### END SOLUTION", 1)[0])
-    return answers
-
-
-def hand_in(course: Path, assignment: str, student: str, answers: dict) -> None:
-    folder = course / "submitted" / student / assignment
-    shutil.copytree(course / "release" / assignment, folder)
-    path = folder / f"{assignment}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") in answers:
-            cell.source = answers[cell.metadata["nbgrader"]["grade_id"]]
-    nbformat.write(nb, path)
+from tools.grading import BIN, grading_env, hand_in, nbgrader, reference_answers
 
 
 def autograde_seconds(env: dict, course: Path, assignment: str, *options: str) -> float:

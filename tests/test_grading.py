@@ -37,7 +37,7 @@ import nbformat
 import pytest
 
 from scripts import make_nbgrader_course as COURSE_MAKER
-from tools.grading import BIN, grading_env, nbgrader
+from tools.grading import BIN, grading_env, hand_in, nbgrader
 from tools.notebooks import ROOT
 
 EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()  # every one with exercises: 05b, 10, 11 too
@@ -150,19 +150,6 @@ TRICKS = {
 }
 ATTEMPTS = {"switched_off": SWITCHED_OFF, "replaced": REPLACED, None: ""}
 WRONG = {"mistake": MISTAKES, "memorised": MISTAKES, "forbidden": FORBIDDEN}
-
-
-def hand_in(course, assignment, student, answers):
-    """Copy the released assignment into submitted/, with `answers` {grade_id: source}."""
-    folder = course / "submitted" / student / assignment
-    shutil.copytree(course / "release" / assignment, folder)
-    path = folder / f"{assignment}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id]
-    nbformat.write(nb, path)
 
 
 GRADEBOOK = """

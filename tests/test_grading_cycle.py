@@ -31,7 +31,7 @@ import nbformat
 import pytest
 
 from scripts import make_nbgrader_course as COURSE_MAKER
-from tools.grading import BIN, grading_env, nbgrader
+from tools.grading import BIN, fill_answers, grading_env, nbgrader, reference_answers
 from tools.notebooks import ROOT
 
 pytestmark = [pytest.mark.grading, pytest.mark.slow]
@@ -84,21 +84,6 @@ def student_run(hub, student, *args, user=None):
     return result
 
 
-def solution(source: str) -> str:
-    """The reference solution of a source answer cell, as a student would type it in place of the stub."""
-    return re.search(r"^### BEGIN SOLUTION\n(.*)\n### END SOLUTION$", source, re.S | re.M).group(1)
-
-
-def answer(notebook: Path, answers: dict) -> None:
-    """Fill the answer cells named in `answers` {grade_id: source}, as a student types them."""
-    nb = nbformat.read(notebook, as_version=4)
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id]
-    nbformat.write(nb, notebook)
-
-
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     base = tmp_path_factory.mktemp("hub")
@@ -124,9 +109,7 @@ def hub(tmp_path_factory):
                                   check=True, capture_output=True, text=True).stdout.strip()
     nbgrader(env, course, "generate_assignment", ASSIGNMENT)
     nbgrader(env, course, "release_assignment", ASSIGNMENT)
-    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    reference = {c.metadata["nbgrader"]["grade_id"]: solution(c.source) for c in source.cells
-                 if c.metadata["nbgrader"]["solution"] and c.cell_type == "code"}
+    reference = reference_answers(course, ASSIGNMENT)
     hub.handed_in = {"alice": reference, "bob": {**reference, f"answer-{MISTAKE[0]}": MISTAKE[1]},
                      "carol": reference}
 
@@ -139,7 +122,7 @@ def hub(tmp_path_factory):
                      f"--duedate={hub.due:%Y-%m-%d %H:%M:%S} UTC")
             time.sleep(1.1)
         student_run(hub, student, "fetch_assignment", ASSIGNMENT)
-        answer(homes / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", answers)
+        fill_answers(homes / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", answers)
         student_run(hub, student, "submit", ASSIGNMENT)
 
     # The teacher: collect, autograde, the written answers, feedback, grades.

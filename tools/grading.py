@@ -13,11 +13,14 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import venv
 from pathlib import Path
+
+import nbformat
 
 from tools.notebooks import ROOT
 from tools.project import PROJECT, UV_OPTIONS, uv_install
@@ -55,3 +58,29 @@ def nbgrader(env: dict, folder, *args: str) -> subprocess.CompletedProcess:
     if result.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{result.stderr[-3000:]}")
     return result
+
+
+def fill_answers(notebook: Path, answers: dict) -> None:
+    """Put `answers` {grade_id: source} into the notebook's answer cells, as a student types them."""
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    nbformat.write(nb, notebook)
+
+
+def hand_in(course: Path, assignment: str, student: str, answers: dict) -> None:
+    """Copy the released assignment into submitted/, with `answers` {grade_id: source}."""
+    folder = course / "submitted" / student / assignment
+    shutil.copytree(course / "release" / assignment, folder)
+    fill_answers(folder / f"{assignment}.ipynb", answers)
+
+
+def reference_answers(course: Path, assignment: str) -> dict:
+    """{grade_id: the reference solution} of the course's source notebook, as a student would
+    type it in place of the stub (the text between its solution markers)."""
+    source = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]:
+            re.search(r"^### BEGIN SOLUTION\n(.*)\n### END SOLUTION$", c.source, re.S | re.M).group(1)
+            for c in source.cells if c.metadata["nbgrader"]["solution"] and c.cell_type == "code"}
