@@ -16,8 +16,9 @@ draws the plain way for good). The tricks:
   artists over it (matplotlib's "blitting");
 - a heatmap's cells are coloured by table lookup: which cell each pixel shows
   is learned once per layout (`_Cells`), so a move only looks up colours;
-- a number shown again where it was shown before (a slider dragged back) is pasted from its
-  picture, drawn by Text.draw in that place (`_Stamps`);
+- a number is drawn once by Text.draw, and that picture is pasted wherever the same number
+  stands at the same fraction of a pixel: in every cell, as plots puts the numbers on a
+  pixel grid; a text whose paste would not be Text.draw's picture is drawn by it (`_Stamps`);
 - a heatmap's frame and its masked cells' hatching are blended from their coverage, learned
   once per layout and mask (`_Overlay`);
 - the PNG is written without row filters at zlib level 1 (`_encode`);
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import math
 import struct
 import threading
 import time
@@ -61,7 +63,8 @@ __all__ = ["Drawer", "Later", "Mismatch", "png", "moving", "skip_inline_predraw"
 # picture. Drawer checks that each is still there; tests/test_widgets.py watches the fast
 # path draw and fails if it calls one that is not listed.
 INTERNALS = {
-    "matplotlib.artist.Artist": ["get_alpha", "get_transform", "get_visible", "set_visible"],
+    "matplotlib.artist.Artist": ["get_alpha", "get_clip_box", "get_clip_on", "get_clip_path", "get_transform",
+                                 "get_visible", "set_clip_on", "set_visible"],
     "matplotlib.axes.Axes": ["get_position"],
     "matplotlib.axis.Axis": ["_update_ticks"],
     "matplotlib.axis.Tick": ["get_visible"],
@@ -316,9 +319,9 @@ def draw(figure, moving, fresh=False, ticks=None) -> np.ndarray:
     renderer = canvas.get_renderer()
     for artist in moving:
         if isinstance(artist, Text):
-            _STAMPS.paste(artist, saved.anchors, eager=fresh)
+            _STAMPS.paste(artist, saved.anchors)
         elif isinstance(artist, Axis):
-            _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist), eager=fresh)
+            _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist))
         elif isinstance(artist, (Spine, PolyCollection)) and artist.get_visible():
             # a frame never changes in a layout; masked cells' hatching changes with the mask
             key = artist if isinstance(artist, Spine) else (artist, _outline(artist))
@@ -346,7 +349,7 @@ def _outline(collection) -> bytes:
     return np.concatenate([path.vertices.ravel() for path in paths]).tobytes() if paths else b""
 
 
-def _draw_axis(axis, canvas, anchors, ticks=None, eager=False):
+def _draw_axis(axis, canvas, anchors, ticks=None):
     """Draw an Axis as Axis.draw does, its tick labels pasted (an offset text: Axis.draw itself)."""
     ticks = axis._update_ticks() if ticks is None else ticks
     if not axis.get_visible() or axis.offsetText.get_text() or axis.label.get_text():
@@ -358,7 +361,7 @@ def _draw_axis(axis, canvas, anchors, ticks=None, eager=False):
                 axis.figure.draw_artist(line)
     for tick in shown:
         for label in (tick.label1, tick.label2):
-            _STAMPS.paste(label, anchors, eager)  # found again whenever its tick moves
+            _STAMPS.paste(label, anchors)  # found again whenever its tick moves
 
 
 class _Cells:
@@ -473,15 +476,16 @@ def _blend(pixels, where, colour, alpha):
 
 
 class _Stamps:
-    """Pictures of short texts: drawn once by Text.draw where they stand, then pasted.
+    """Pictures of short texts: typeset once by Text.draw, then pasted.
 
     Drawing a number (Text.draw) costs about as much as everything else in a redraw of
     a small heatmap. Its picture depends on its text, colour, font and alignment, and on
     where it stands to a fraction of a pixel (matplotlib 3.11 places each glyph to 1/64 of
-    a pixel, so the same number looks a little different in each cell). So a number is
-    drawn by Text.draw on a transparent canvas of its figure's size, at exactly its own
-    place, and that picture is blended in whenever the same place shows the same number
-    again, as a slider dragged back and forth does.
+    a pixel), not on the whole pixels: moved by whole pixels, FreeType draws the same
+    glyphs moved by as much. So a number is drawn once by Text.draw on a transparent canvas
+    of its figure's size, at its own place, and that picture is blended in wherever the same
+    number stands at the same fraction of a pixel: a heatmap puts every cell's number there
+    (plots.on_pixel_grid), so one picture of "0.25" serves every cell that shows it.
     """
 
     def __init__(self):
@@ -491,26 +495,36 @@ class _Stamps:
         self.lock = threading.Lock()  # cells in the kernel's main thread and slider callbacks in a
         # subshell thread both paste: one sample text, drawn by one of them at a time
 
-    def picture(self, text, anchor, eager=False):
+    def picture(self, text, anchor):
         """(its height and width, the pixels it covers, their colour and alpha as drawn on a
-        transparent canvas, its left and top pixel), or None: draw it with Text.draw. A number
-        is typeset the second time its place shows it (most numbers of a drag are seen once),
-        or at once if `eager` (the first picture of a layout: Drawer checks it, pastes and all)."""
+        transparent canvas, its left and top pixel where `anchor` stands), or None: draw it
+        with Text.draw."""
         colour = text.get_color()
-        key = (text.get_text(), colour if isinstance(colour, str) else tuple(colour), *anchor[1:])
+        x, y, rest = anchor[1], anchor[2], anchor[3:]
+        column, row = math.floor(x), math.floor(y)
+        key = (text.get_text(), colour if isinstance(colour, str) else tuple(colour), x - column,
+               y - row, *rest)
         with self.lock:
             found = self.pictures.get(key, _NEW)
-            if found is _NEW or (found is _ONCE and not eager):
+            if found is _NEW:
                 if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
                     self.pictures.clear()
-            if found is _NEW and not eager:  # the first time: Text.draw draws it
-                found = self.pictures[key] = _ONCE
-            elif found is _NEW or found is _ONCE:  # again, or eager
-                found = self.pictures[key] = self._typeset(text, *anchor[1:3])
-            return None if found is _ONCE else found
+                found = self.pictures[key] = self._typeset(text, x, y)
+        if found is None:
+            return None
+        shape, where, colour, alpha, left, top = found  # left and top relative to the anchor's pixel
+        left, top = left + column, top - row
+        width, height = anchor[-3][0], anchor[-3][1]
+        if left < 0 or top < 0 or left + shape[1] > width or top + shape[0] > height:
+            return None  # it would reach beyond the canvas
+        if text.get_clip_on() and (text.get_clip_path() is not None or not _inside(
+                text.get_clip_box(), left, top, shape, height)):
+            return None  # clipped here: Text.draw clips it
+        return shape, where, colour, alpha, left, top
 
     def _typeset(self, text, x, y):
-        """Text.draw's picture of `text` with its anchor at pixel (x, y), y up, or None."""
+        """Text.draw's picture of `text` with its anchor at pixel (x, y), y up, unclipped, its
+        left and top given from pixel (floor(x), floor(y)); or None."""
         if _special(text.get_text()) or not text.get_text() or text.get_rotation() != 0:
             return None
         figure = text.figure
@@ -522,6 +536,7 @@ class _Stamps:
         sample = self.canvases[size]
         sample.update_from(text)  # colour, font, alignment, rotation, clipping; and the transform:
         sample.set_transform(IdentityTransform())  # the sample's anchor is given in pixels
+        sample.set_clip_on(False)  # where it is pasted, its own clipping is checked
         sample.set_text(text.get_text())
         sample.set_position((x, y))
         canvas = sample.figure.canvas
@@ -543,9 +558,25 @@ class _Stamps:
         crop = band[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].reshape(-1, 4).astype(np.int64)
         where = np.flatnonzero(crop[:, 3])
         shape = (rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
-        return shape, where, crop[where, :3], crop[where, 3:], cols[0], top + rows[0]
+        found = shape, where, crop[where, :3], crop[where, 3:]
+        # Checked: Text.draw over a noisy background against the paste over it. They differ
+        # where two glyphs overlap (Agg blends each glyph in turn, a paste blends once): such
+        # a text is always drawn by Text.draw.
+        for noise in _noises(band.shape):
+            pixels[top:bottom] = noise
+            sample.figure.draw_artist(sample)
+            drawn = pixels[top:bottom].copy()
+            pixels[top:bottom] = 0
+            pasted = noise.copy()
+            region = pasted[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+            flat = region.reshape(-1, 4)
+            _blend(flat, *found[1:])
+            region[:] = flat.reshape(region.shape)
+            if not np.array_equal(pasted, drawn):
+                return None
+        return (*found, cols[0] - math.floor(x), top + rows[0] + math.floor(y))
 
-    def paste(self, text, anchors=None, eager=False):
+    def paste(self, text, anchors=None):
         """Paste `text`; `anchors` remembers where each text's position lands in this layout."""
         if not text.get_visible():
             return
@@ -561,7 +592,7 @@ class _Stamps:
             # (_blend is Agg's blend onto opaque pixels only)
             anchor = anchors[text] = (position, float(x), float(y), style, tuple(figure.bbox.size),
                                       figure.dpi, _opaque(figure))
-        picture = self.picture(text, anchor, eager) if anchor[-1] else None
+        picture = self.picture(text, anchor) if anchor[-1] else None
         if picture is None:
             return text.figure.draw_artist(text)
         (height, width), where, colour, alpha, left, top = picture
@@ -569,6 +600,28 @@ class _Stamps:
         flat = region.reshape(-1, 4)  # a copy where the region is not contiguous (always: it is a crop)
         _blend(flat, where, colour, alpha)
         region[:] = flat.reshape(region.shape)  # blended as Agg blends the text into the pixels
+
+
+_NOISES = {}  # shape -> the two noise pictures
+
+
+def _noises(shape):
+    """Two pictures of opaque pixels of random colours, each pixel's colours in one the
+    complement of the other's; the same for the same shape (made once)."""
+    if shape not in _NOISES:
+        noise = np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
+        noise[..., 3] = 255
+        inverse = 255 - noise
+        inverse[..., 3] = 255
+        _NOISES[shape] = (noise, inverse)
+    return _NOISES[shape]
+
+
+def _inside(box, left, top, shape, height) -> bool:
+    """True if the pixels from (left, top), y down, of `shape` lie a pixel or more inside
+    `box` (display coordinates, y up), so that clipping to it changes none of them."""
+    return box is None or (box.x0 + 1 <= left and left + shape[1] + 1 <= box.x1
+                           and box.y0 + 1 <= height - top - shape[0] and height - top + 1 <= box.y1)
 
 
 def skip_inline_predraw() -> None:
@@ -605,7 +658,7 @@ def _special(string):
     return "$" in string or "\n" in string
 
 
-_NEW, _ONCE = object(), object()  # a picture never seen; seen once (Text.draw drew it; typeset if again)
+_NEW = object()  # a picture never typeset
 _STAMPS = _Stamps()
 
 

@@ -25,6 +25,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator, NullFormatter
+from matplotlib.transforms import Transform
 
 from . import _fastdraw
 from .alt_text import axis_name, describe, join, plain, register, set_description
@@ -37,6 +38,28 @@ __all__ = ["Heatmap", "Bars", "GroupedBars", "heatmap", "bar_chart", "grouped_ba
 CMAP = "viridis"  # perceptually uniform and readable with every common colour-vision deficiency
 ANNOTATION_SIZE = 10  # points: at the live panels' 72 dpi a number is 10 px high, at 100 dpi 14 px
 MASKED_COLOUR, HATCH_COLOUR = "#d9d9d9", "#6e6e6e"  # light grey, hatched: not a colour of the map
+
+
+class _OnPixelGrid(Transform):
+    """After the data's transform: each point moved to the nearest whole pixel, plus 1/256.
+
+    A number's picture depends on where it stands to a fraction of a pixel (matplotlib 3.11
+    places each glyph to 1/64 of one), so without this "0.25" looks a little different in
+    each cell. On the grid every number stands at the same fraction, so it is drawn alike
+    wherever it stands, and the fast path pastes one picture of it (_fastdraw._Stamps). A
+    number moves by half a pixel at most; the 1/256 keeps its glyphs off the halfway points
+    between two 1/64 steps, where rounding could go either way."""
+
+    input_dims = output_dims = 2
+    is_separable = True
+
+    def transform_non_affine(self, values):
+        return np.floor(np.asarray(values, dtype=float) + 0.5) + 1 / 256
+
+
+def _on_pixel_grid(ax):
+    """The transform for numbers drawn in `ax`'s data coordinates (see _OnPixelGrid)."""
+    return ax.transData + _OnPixelGrid()
 
 
 def _number(value, fmt) -> str:
@@ -139,8 +162,8 @@ class Heatmap:
         if title:
             ax.set_title(title)
         # The numbers sit inside their cells, so layout need not measure them.
-        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=ANNOTATION_SIZE, in_layout=False)
-                       for j in range(cols)] for i in range(rows)]
+        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=ANNOTATION_SIZE, in_layout=False,
+                               transform=_on_pixel_grid(ax)) for j in range(cols)] for i in range(rows)]
         self.hatch = ax.add_collection(PolyCollection(
             [], facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0), autolim=False)
         self._hatched = np.zeros((rows, cols), bool)  # the cells the hatching covers
@@ -389,7 +412,7 @@ class Bars:
         if self.value_range is not None:
             self.fix_limits(*self.value_range)
         self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=ANNOTATION_SIZE, in_layout=False,
-                              visible=value_labels) for i in range(len(values))]
+                              visible=value_labels, transform=_on_pixel_grid(ax)) for i in range(len(values))]
         self.update(values)
 
     @property
@@ -480,7 +503,8 @@ class GroupedBars:
             self.bars[name] = ax.bar(where, values, width, color=palette[s], label=name)
             if value_labels:
                 self.texts += [ax.text(x, v, _number(v, fmt), ha="center", va="bottom",
-                                       fontsize=ANNOTATION_SIZE) for x, v in zip(where, values)]
+                                       fontsize=ANNOTATION_SIZE, transform=_on_pixel_grid(ax))
+                               for x, v in zip(where, values)]
         if log:
             ax.set_yscale("log")
         ax.set_xticks(range(len(self.labels)), self.labels)

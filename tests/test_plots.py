@@ -344,3 +344,21 @@ def test_the_room_kept_for_a_colour_bars_labels_is_the_same_in_every_python_proc
             for seed in (1, 2, 3)]
     rooms = {run.communicate(timeout=120)[0].strip() for run in runs}
     assert len(rooms) == 1 and "" not in rooms, rooms
+
+
+def test_every_number_stands_on_the_pixel_grid_within_half_a_pixel_of_its_place():
+    """Each number of a heatmap and a bar chart stands at a whole pixel plus 1/256 (so it is drawn
+    alike wherever it stands: _fastdraw pastes one picture of it), at most half a pixel from
+    where the data's transform alone puts it, also after the layout moves the axes."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.3, 3.1), dpi=72, layout="constrained")
+    hm = ah.heatmap(np.arange(12.0).reshape(3, 4) / 7, ax=left)
+    bars = ah.bar_chart(np.array([0.2, 0.5, 0.3]), ["a", "b", "c"], ax=right)
+    for when in ("at first", "after the layout"):
+        texts = [t for row in hm.texts for t in row] + [t for t in bars.texts if t.get_visible()]
+        assert len(texts) == 12 + 3
+        for text in texts:
+            x, y = text.get_transform().transform(text.get_position())
+            assert (x % 1, y % 1) == (1 / 256, 1 / 256), (when, text.get_text(), x, y)
+            exact = text.axes.transData.transform(text.get_position())
+            assert np.abs(np.array([x, y]) - exact).max() <= 0.5 + 1 / 256, (when, text.get_text())
+        fig.canvas.draw()

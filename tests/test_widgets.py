@@ -190,9 +190,9 @@ def test_a_pasted_number_is_the_number_text_draw_draws_in_its_place(dpi):
     """A stamp pasted over a background is Text.draw's number drawn over it, pixel for pixel (the
     paste blends as Agg does), at places a fraction of a pixel apart (matplotlib 3.11 draws
     each glyph to 1/64 of a pixel), for the alignments, sizes, weights and colours the panels
-    use, and a translucent colour. (Where two glyphs touch, 3.11 blends both into a pixel one
-    after the other, which a paste cannot do: a level of 255 in one pixel of '0.44', within
-    what same_picture lets a number differ.)"""
+    use, and a translucent colour. Most of them are pasted; those Text.draw draws instead are
+    texts whose glyphs overlap (3.11 blends each glyph into a pixel in turn, which one paste
+    cannot do: the typesetting's own check finds them)."""
     from matplotlib.font_manager import FontProperties
 
     figure = matplotlib.figure.Figure(figsize=(3.1, 1.3), dpi=dpi)  # a fractional height in pixels
@@ -217,6 +217,37 @@ def test_a_pasted_number_is_the_number_text_draw_draws_in_its_place(dpi):
                     number.remove()
                     checked += 1
     assert checked == 2 * 3 * 3 * 4
+    pasted = [key[0] for key, picture in stamps.pictures.items() if picture is not None]
+    assert len(pasted) >= checked * 3 // 4, f"only {len(pasted)} of {checked} pasted"
+    assert {"0.125", "\u22121.5", "1e-9"} <= set(pasted)
+
+
+def test_a_number_moved_by_whole_pixels_is_pasted_from_one_picture_and_drawn_as_text_draw_draws_it():
+    """A number's picture depends on where it stands to a fraction of a pixel only: moved by whole
+    pixels (as every cell's number is on the pixel grid), the one picture typeset first is pasted,
+    and it is Text.draw's there, pixel for pixel. At another fraction it is typeset anew."""
+    figure = matplotlib.figure.Figure(figsize=(3.0, 2.0), dpi=72.0)
+    matplotlib.backends.backend_agg.FigureCanvasAgg(figure)
+    figure.patch.set_facecolor("#21918c")
+    figure.canvas.draw()
+    background = figure.canvas.copy_from_bbox(figure.bbox)
+    stamps = _fastdraw._Stamps()
+    grid = 1 / 256  # where plots._OnPixelGrid puts a number, to a fraction of a pixel
+    places = [(30 + grid, 40 + grid), (31 + grid, 40 + grid), (107 + grid, 95 + grid),
+              (31.5 + grid, 40 + grid)]  # the last: another fraction
+    for k, (x, y) in enumerate(places):
+        number = figure.text(x, y, "0.37", ha="center", va="center", fontsize=10,
+                             transform=matplotlib.transforms.IdentityTransform())
+        pictures = []
+        for draw in (figure.draw_artist, stamps.paste):
+            figure.canvas.restore_region(background)
+            draw(number)
+            pictures.append(np.asarray(figure.canvas.buffer_rgba()).copy())
+        assert (pictures[0] != np.asarray(background)).any()
+        assert np.array_equal(pictures[0], pictures[1]), f"at {(x, y)}"
+        assert len(stamps.pictures) == (1 if k < 3 else 2), f"at {(x, y)}: {len(stamps.pictures)} pictures"
+        number.remove()
+    assert all(picture is not None for picture in stamps.pictures.values())
 
 
 def test_every_matplotlib_function_the_fast_path_calls_is_listed_and_there():
