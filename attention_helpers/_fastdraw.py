@@ -319,9 +319,9 @@ def draw(figure, moving, fresh=False, ticks=None) -> np.ndarray:
     renderer = canvas.get_renderer()
     for artist in moving:
         if isinstance(artist, Text):
-            _STAMPS.paste(artist, saved.anchors)
+            _STAMPS.paste(artist, saved.anchors, eager=fresh)
         elif isinstance(artist, Axis):
-            _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist))
+            _draw_axis(artist, canvas, saved.anchors, (ticks or {}).get(artist), eager=fresh)
         elif isinstance(artist, (Spine, PolyCollection)) and artist.get_visible():
             # a frame never changes in a layout; masked cells' hatching changes with the mask
             key = artist if isinstance(artist, Spine) else (artist, _outline(artist))
@@ -349,7 +349,7 @@ def _outline(collection) -> bytes:
     return np.concatenate([path.vertices.ravel() for path in paths]).tobytes() if paths else b""
 
 
-def _draw_axis(axis, canvas, anchors, ticks=None):
+def _draw_axis(axis, canvas, anchors, ticks=None, eager=False):
     """Draw an Axis as Axis.draw does, its tick labels pasted (an offset text: Axis.draw itself)."""
     ticks = axis._update_ticks() if ticks is None else ticks
     if not axis.get_visible() or axis.offsetText.get_text() or axis.label.get_text():
@@ -361,7 +361,7 @@ def _draw_axis(axis, canvas, anchors, ticks=None):
                 axis.figure.draw_artist(line)
     for tick in shown:
         for label in (tick.label1, tick.label2):
-            _STAMPS.paste(label, anchors)  # found again whenever its tick moves
+            _STAMPS.paste(label, anchors, eager)  # found again whenever its tick moves
 
 
 class _Cells:
@@ -476,57 +476,80 @@ def _blend(pixels, where, colour, alpha):
 
 
 class _Stamps:
-    """Pictures of short texts: typeset once by Text.draw, then pasted.
+    """Pictures of short texts: drawn by Text.draw, then pasted.
 
     Drawing a number (Text.draw) costs about as much as everything else in a redraw of
     a small heatmap. Its picture depends on its text, colour, font and alignment, and on
     where it stands to a fraction of a pixel (matplotlib 3.11 places each glyph to 1/64 of
     a pixel), not on the whole pixels: moved by whole pixels, FreeType draws the same
-    glyphs moved by as much. So a number is drawn once by Text.draw on a transparent canvas
-    of its figure's size, at its own place, and that picture is blended in wherever the same
-    number stands at the same fraction of a pixel: a heatmap puts every cell's number there
-    (plots.on_pixel_grid), so one picture of "0.25" serves every cell that shows it.
+    glyphs moved by as much. A heatmap puts every cell's number at the same fraction
+    (plots._OnPixelGrid), so one picture of "0.25" serves every cell that shows it.
+
+    The first time a number is seen at its fraction, Text.draw draws it, and the pixels
+    under it are kept, before and after. The second time, it is typeset: drawn by Text.draw
+    on a transparent canvas of the figure's size, and that picture pasted over the kept
+    pixels must give what Text.draw gave there; if not (where two glyphs overlap, Agg blends
+    each in turn, a paste blends once), Text.draw draws that text every time. A number typeset
+    before it is seen (`eager`: the first picture of a layout) is checked the same way over
+    two noisy backgrounds.
     """
 
     def __init__(self):
         self.canvases = {}  # (figure size, dpi) -> a transparent figure of that size with one Text
-        self.pictures = {}
+        self.pictures = {}  # key -> a picture, None (Text.draw draws it), or _Seen
         self.styles = {}  # (font, alignments, rotation, alpha) -> a number (hashing a font is slow)
         self.lock = threading.Lock()  # cells in the kernel's main thread and slider callbacks in a
         # subshell thread both paste: one sample text, drawn by one of them at a time
 
-    def picture(self, text, anchor):
-        """(its height and width, the pixels it covers, their colour and alpha as drawn on a
-        transparent canvas, its left and top pixel where `anchor` stands), or None: draw it
-        with Text.draw."""
+    def paste(self, text, anchors=None, eager=False):
+        """Paste `text` (or draw it); `anchors` remembers where each text's position lands in
+        this layout."""
+        if not text.get_visible():
+            return
+        position = text.get_position()
+        anchors = {} if anchors is None else anchors
+        anchor = anchors.get(text)
+        if anchor is None or anchor[0] != position:
+            x, y = text.get_transform().transform(position)
+            style = (text.get_fontproperties().copy(), text.get_horizontalalignment(),
+                     text.get_verticalalignment(), text.get_rotation(), text.get_alpha())
+            style = self.styles.setdefault(style, len(self.styles))
+            figure = text.figure
+            # (_blend is Agg's blend onto opaque pixels only)
+            anchor = anchors[text] = (position, float(x), float(y), style, tuple(figure.bbox.size),
+                                      figure.dpi, _opaque(figure))
+        if not anchor[-1] or not text.get_text() or _special(text.get_text()) or text.get_rotation() != 0:
+            return text.figure.draw_artist(text)
         colour = text.get_color()
-        x, y, rest = anchor[1], anchor[2], anchor[3:]
+        x, y = anchor[1], anchor[2]
         column, row = math.floor(x), math.floor(y)
         key = (text.get_text(), colour if isinstance(colour, str) else tuple(colour), x - column,
-               y - row, *rest)
+               y - row, *anchor[3:])
+        pixels = np.asarray(text.figure.canvas.buffer_rgba())  # the canvas's own pixels
         with self.lock:
-            found = self.pictures.get(key, _NEW)
-            if found is _NEW:
+            found = self.pictures.get(key)
+            if found is None and key not in self.pictures:
                 if len(self.pictures) > 5000:  # ~10 MB: start afresh rather than grow without end
                     self.pictures.clear()
+                if not eager:  # the first time: Text.draw draws it, the pixels are kept
+                    self.pictures[key] = _Seen.watch(text, pixels, x, y)
+                    return
                 found = self.pictures[key] = self._typeset(text, x, y)
-        if found is None:
-            return None
-        shape, where, colour, alpha, left, top = found  # left and top relative to the anchor's pixel
-        left, top = left + column, top - row
-        width, height = anchor[-3][0], anchor[-3][1]
-        if left < 0 or top < 0 or left + shape[1] > width or top + shape[0] > height:
-            return None  # it would reach beyond the canvas
-        if text.get_clip_on() and (text.get_clip_path() is not None or not _inside(
-                text.get_clip_box(), left, top, shape, height)):
-            return None  # clipped here: Text.draw clips it
-        return shape, where, colour, alpha, left, top
+            elif isinstance(found, _Seen):
+                found = self.pictures[key] = self._typeset(text, x, y, found)
+        where = None if found is None else found.place(text, column, row, pixels.shape)
+        if where is None:
+            return text.figure.draw_artist(text)
+        top, left = where
+        height, width = found.shape
+        region = pixels[top:top + height, left:left + width]
+        flat = region.reshape(-1, 4)  # a copy where the region is not contiguous (always: it is a crop)
+        _blend(flat, found.where, found.colour, found.alpha)
+        region[:] = flat.reshape(region.shape)  # blended as Agg blends the text into the pixels
 
-    def _typeset(self, text, x, y):
-        """Text.draw's picture of `text` with its anchor at pixel (x, y), y up, unclipped, its
-        left and top given from pixel (floor(x), floor(y)); or None."""
-        if _special(text.get_text()) or not text.get_text() or text.get_rotation() != 0:
-            return None
+    def _typeset(self, text, x, y, seen=None):
+        """Text.draw's picture of `text` with its anchor at pixel (x, y), y up, unclipped, checked
+        against `seen` (or over noise); or None."""
         figure = text.figure
         size = (tuple(figure.get_size_inches()), figure.dpi)
         if size not in self.canvases:
@@ -542,64 +565,101 @@ class _Stamps:
         canvas = sample.figure.canvas
         sample.figure.draw_artist(sample)
         pixels = np.asarray(canvas.buffer_rgba())  # the canvas's own pixels
-        height, width = pixels.shape[:2]
-        # A line of text stays within a few font sizes of its anchor's row: its band is searched
-        # (measuring the text would lay it out once more), then made transparent again.
-        reach = int(3 * sample.get_fontsize() * figure.dpi / 72) + 2
-        top, bottom = max(int(height - y) - reach, 0), min(int(height - y) + reach, height)
-        band = pixels[top:bottom].copy()
-        pixels[top:bottom] = 0
+        window = _window(text, pixels.shape, x, y)
+        band = pixels[window].copy()
+        pixels[window] = 0
+        picture = _Picture.crop(band, window, x, y)
+        if picture is None:
+            canvas.get_renderer().clear()  # it may reach beyond the window
+            return None  # nothing to paste, or at the window's edge: Text.draw will do
+        if seen is not None:
+            return picture if seen.shows(picture) else None
+        for noise in _noises(band.shape):
+            pixels[window] = noise
+            sample.figure.draw_artist(sample)
+            drawn = pixels[window].copy()
+            pixels[window] = 0
+            if not np.array_equal(picture.over(noise, window, x, y), drawn):
+                return None
+        return picture
+
+
+def _window(text, shape, x, y):
+    """The pixels around anchor (x, y), y up, that a short text stays within: a few font
+    sizes up and down, and four times as far left and right."""
+    reach = int(3 * text.get_fontsize() * text.figure.dpi / 72) + 2
+    height, width = shape[:2]
+    return (slice(max(int(height - y) - reach, 0), min(int(height - y) + reach, height)),
+            slice(max(int(x) - 4 * reach, 0), min(int(x) + 4 * reach, width)))
+
+
+class _Picture:
+    """A text as drawn on a transparent canvas: the pixels it covers (`where`, in a box of
+    `shape`), their colour and alpha, and its top-left pixel from its anchor's pixel."""
+
+    def __init__(self, shape, where, colour, alpha, top, left):
+        self.shape, self.where, self.colour, self.alpha, self.top, self.left = \
+            shape, where, colour, alpha, top, left
+
+    @classmethod
+    def crop(cls, band, window, x, y):
+        """The picture in `band` (the pixels of `window`), or None if it is empty or touches
+        the window's edge (it may reach beyond)."""
         alpha = band[..., 3]
         rows, cols = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
-        if len(rows) == 0 or rows[0] == 0 or rows[-1] == len(band) - 1 or cols[0] == 0 \
-                or cols[-1] == width - 1:
-            canvas.get_renderer().clear()  # it may reach beyond the band
-            return None  # nothing to paste, or at the band's or the canvas's edge: Text.draw will do
+        if len(rows) == 0 or rows[0] == 0 or rows[-1] == band.shape[0] - 1 or cols[0] == 0 \
+                or cols[-1] == band.shape[1] - 1:
+            return None
         crop = band[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].reshape(-1, 4).astype(np.int64)
         where = np.flatnonzero(crop[:, 3])
         shape = (rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
-        found = shape, where, crop[where, :3], crop[where, 3:]
-        # Checked: Text.draw over a noisy background against the paste over it. They differ
-        # where two glyphs overlap (Agg blends each glyph in turn, a paste blends once): such
-        # a text is always drawn by Text.draw.
-        for noise in _noises(band.shape):
-            pixels[top:bottom] = noise
-            sample.figure.draw_artist(sample)
-            drawn = pixels[top:bottom].copy()
-            pixels[top:bottom] = 0
-            pasted = noise.copy()
-            region = pasted[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
-            flat = region.reshape(-1, 4)
-            _blend(flat, *found[1:])
-            region[:] = flat.reshape(region.shape)
-            if not np.array_equal(pasted, drawn):
-                return None
-        return (*found, cols[0] - math.floor(x), top + rows[0] + math.floor(y))
+        return cls(shape, where, crop[where, :3], crop[where, 3:],
+                   window[0].start + rows[0] + math.floor(y), window[1].start + cols[0] - math.floor(x))
 
-    def paste(self, text, anchors=None):
-        """Paste `text`; `anchors` remembers where each text's position lands in this layout."""
-        if not text.get_visible():
-            return
-        position = text.get_position()
-        anchors = {} if anchors is None else anchors
-        anchor = anchors.get(text)
-        if anchor is None or anchor[0] != position:
-            x, y = text.get_transform().transform(position)
-            style = (text.get_fontproperties().copy(), text.get_horizontalalignment(),
-                     text.get_verticalalignment(), text.get_rotation(), text.get_alpha())
-            style = self.styles.setdefault(style, len(self.styles))
-            figure = text.figure
-            # (_blend is Agg's blend onto opaque pixels only)
-            anchor = anchors[text] = (position, float(x), float(y), style, tuple(figure.bbox.size),
-                                      figure.dpi, _opaque(figure))
-        picture = self.picture(text, anchor) if anchor[-1] else None
-        if picture is None:
-            return text.figure.draw_artist(text)
-        (height, width), where, colour, alpha, left, top = picture
-        region = np.asarray(text.figure.canvas.buffer_rgba())[top:top + height, left:left + width]
-        flat = region.reshape(-1, 4)  # a copy where the region is not contiguous (always: it is a crop)
-        _blend(flat, where, colour, alpha)
-        region[:] = flat.reshape(region.shape)  # blended as Agg blends the text into the pixels
+    def place(self, text, column, row, shape):
+        """(top, left) of the picture for an anchor in pixel (column, row), y up, in a canvas of
+        `shape`; None where Text.draw must draw it (beyond the canvas, or clipped)."""
+        top, left = self.top - row, self.left + column
+        if top < 0 or left < 0 or top + self.shape[0] > shape[0] or left + self.shape[1] > shape[1]:
+            return None
+        if text.get_clip_on() and (text.get_clip_path() is not None or not _inside(
+                text.get_clip_box(), left, top, self.shape, shape[0])):
+            return None  # clipped here: Text.draw clips it
+        return top, left
+
+    def over(self, pixels, window, x, y):
+        """A copy of `pixels` (the opaque pixels of `window`) with the picture pasted for the
+        anchor (x, y), or None if it does not lie within them."""
+        top = self.top - math.floor(y) - window[0].start
+        left = self.left + math.floor(x) - window[1].start
+        if top < 0 or left < 0 or top + self.shape[0] > pixels.shape[0] \
+                or left + self.shape[1] > pixels.shape[1]:
+            return None
+        pasted = pixels.copy()
+        region = pasted[top:top + self.shape[0], left:left + self.shape[1]]
+        flat = region.reshape(-1, 4)
+        _blend(flat, self.where, self.colour, self.alpha)
+        region[:] = flat.reshape(region.shape)
+        return pasted
+
+
+class _Seen:
+    """A text drawn once by Text.draw: the pixels around it before and after."""
+
+    def __init__(self, window, x, y, before, after):
+        self.window, self.x, self.y, self.before, self.after = window, x, y, before, after
+
+    @classmethod
+    def watch(cls, text, pixels, x, y):
+        window = _window(text, pixels.shape, x, y)
+        before = pixels[window].copy()
+        text.figure.draw_artist(text)
+        return cls(window, x, y, before, pixels[window].copy())
+
+    def shows(self, picture) -> bool:
+        """True if `picture` pasted over the pixels before gives the pixels after."""
+        pasted = picture.over(self.before, self.window, self.x, self.y)
+        return pasted is not None and np.array_equal(pasted, self.after)
 
 
 _NOISES = {}  # shape -> the two noise pictures
@@ -658,7 +718,6 @@ def _special(string):
     return "$" in string or "\n" in string
 
 
-_NEW = object()  # a picture never typeset
 _STAMPS = _Stamps()
 
 

@@ -53,8 +53,16 @@ class _OnPixelGrid(Transform):
     input_dims = output_dims = 2
     is_separable = True
 
+    def __init__(self, across=True):
+        super().__init__()
+        self.across = across  # False: only up and down (a colour bar's labels, see Heatmap)
+
     def transform_non_affine(self, values):
-        return np.floor(np.asarray(values, dtype=float) + 0.5) + 1 / 256
+        values = np.array(values, dtype=float)
+        snapped = np.floor(values + 0.5) + 1 / 256
+        if not self.across:
+            snapped[..., 0] = values[..., 0]
+        return snapped
 
 
 def _on_pixel_grid(ax):
@@ -185,6 +193,13 @@ class Heatmap:
             # It has no minor ticks: nothing to weed out of them at every draw.
             self.colorbar.ax.yaxis.remove_overlapping_locs = False
             self.colorbar.formatter = FuncFormatter(lambda p, _: _tick_label(self.value_at(p), fmt))
+            # Its labels move up and down with the scale: on the pixel grid that way, a label is
+            # drawn alike wherever it stands (the ticks the axis adds copy the first tick's
+            # transforms). Not sideways: the layout measures how far they reach, and would move
+            # the bar by a pixel, and them with it, at every solve.
+            first = self.colorbar.ax.yaxis.majorTicks[0]
+            for label in (first.label1, first.label2):
+                label.set_transform(label.get_transform() + _OnPixelGrid(across=False))
         register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.label_room = None  # see keep_room_for
         self.update(values)
