@@ -349,7 +349,8 @@ def test_the_room_kept_for_a_colour_bars_labels_is_the_same_in_every_python_proc
 def test_every_number_stands_on_the_pixel_grid_within_half_a_pixel_of_its_place():
     """Each number of a heatmap and a bar chart stands at a whole pixel plus 1/256 (so it is drawn
     alike wherever it stands: _fastdraw pastes one picture of it), at most half a pixel from
-    where the data's transform alone puts it, also after the layout moves the axes."""
+    where the data's transform alone puts it, also after the layout moves the axes; the colour
+    bar's labels too, up and down."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(7.3, 3.1), dpi=72, layout="constrained")
     hm = ah.heatmap(np.arange(12.0).reshape(3, 4) / 7, ax=left)
     bars = ah.bar_chart(np.array([0.2, 0.5, 0.3]), ["a", "b", "c"], ax=right)
@@ -362,3 +363,9 @@ def test_every_number_stands_on_the_pixel_grid_within_half_a_pixel_of_its_place(
             exact = text.axes.transData.transform(text.get_position())
             assert np.abs(np.array([x, y]) - exact).max() <= 0.5 + 1 / 256, (when, text.get_text())
         fig.canvas.draw()
+    # The colour bar's labels: on the grid up and down only (the layout measures their width)
+    labels = [t for t in hm.colorbar.ax.yaxis.get_ticklabels() if t.get_text()]
+    assert len(labels) >= 3
+    for label in labels:
+        x, y = label.get_transform().transform(label.get_position())
+        assert y % 1 == 1 / 256, (label.get_text(), y)
