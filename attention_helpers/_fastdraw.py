@@ -540,12 +540,7 @@ class _Stamps:
         where = None if found is None else found.place(text, column, row, pixels.shape)
         if where is None:
             return text.figure.draw_artist(text)
-        top, left = where
-        height, width = found.shape
-        region = pixels[top:top + height, left:left + width]
-        flat = region.reshape(-1, 4)  # a copy where the region is not contiguous (always: it is a crop)
-        _blend(flat, found.where, found.colour, found.alpha)
-        region[:] = flat.reshape(region.shape)  # blended as Agg blends the text into the pixels
+        found.blend_into(pixels, *where)
 
     def _typeset(self, text, x, y, seen=None):
         """Text.draw's picture of `text` with its anchor at pixel (x, y), y up, unclipped, checked
@@ -636,11 +631,16 @@ class _Picture:
                 or left + self.shape[1] > pixels.shape[1]:
             return None
         pasted = pixels.copy()
-        region = pasted[top:top + self.shape[0], left:left + self.shape[1]]
-        flat = region.reshape(-1, 4)
+        self.blend_into(pasted, top, left)
+        return pasted
+
+    def blend_into(self, pixels, top, left):
+        """Blend the picture into opaque `pixels` with its top-left pixel at (top, left), as Agg
+        blends the text into them."""
+        region = pixels[top:top + self.shape[0], left:left + self.shape[1]]
+        flat = region.reshape(-1, 4)  # a copy where the region is not contiguous (always: it is a crop)
         _blend(flat, self.where, self.colour, self.alpha)
         region[:] = flat.reshape(region.shape)
-        return pasted
 
 
 class _Seen:
