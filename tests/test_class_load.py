@@ -74,6 +74,11 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
         servers = [pid for pid, what in hub.processes().items() if what == "server"]
         kernels = [pid for pid, what in hub.processes().items() if what == "kernel"]
         assert len(servers) == 2 and len(kernels) == 2
+        # each student's kernel, found by its id (as a timeout reports it)
+        assert sorted(hub.kernel_process(s.kernel).pid for s in students) == sorted(kernels)
+        state = hub.kernel_state(students[0].kernel).splitlines()  # its process, and its lines in the log
+        assert state[0].startswith(f"pid {hub.kernel_process(students[0].kernel).pid}, ")
+        assert len(state) > 1 and all(students[0].kernel in line for line in state[1:])
         for s in students:
             pulled = tmp_path / "homes" / s.name / class_load.TARGET / "notebooks" / NOTEBOOK
             assert pulled.is_file()

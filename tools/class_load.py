@@ -285,6 +285,26 @@ class Hub:
         self.seen.update(found)
         return found
 
+    def kernel_process(self, kernel_id: str) -> psutil.Process | None:
+        """The process of kernel `kernel_id` (its connection file is named after it)."""
+        for pid, what in self.processes().items():
+            with contextlib.suppress(psutil.Error):
+                p = psutil.Process(pid)
+                if what == "kernel" and any(kernel_id in arg for arg in p.cmdline()):
+                    return p
+        return None
+
+    def kernel_state(self, kernel_id: str) -> str:
+        """What kernel `kernel_id`'s process is doing, and the hub log's last lines about it."""
+        lines = [line for line in self.log_text().splitlines() if kernel_id in line][-5:]
+        p, state = self.kernel_process(kernel_id), "no process"
+        with contextlib.suppress(psutil.Error):
+            if p is not None:
+                cpu = p.cpu_times()
+                state = (f"pid {p.pid}, {p.status()}, nice {p.nice()}, "
+                         f"{cpu.user + cpu.system:.1f} s of CPU in {time.time() - p.create_time():.0f} s")
+        return state + "".join(f"\n  {line}" for line in lines)
+
     def __exit__(self, *exc) -> None:
         if self.proc is None:
             return
@@ -355,6 +375,7 @@ class Student:
         self.displayed: list[str] = []  # model ids of displayed widgets, in output order
         self.replies: dict[str, dict] = {}  # msg_id -> execute_reply content
         self.idle: dict[str, float] = {}  # msg_id -> time its "idle" arrived
+        self.info: set[str] = set()  # msg_ids of the kernel_info_requests answered
         self.pictures: dict[str, float] = {}  # move msg_id -> time the image's update for it arrived
         self.picture_times: list[float] = []
         self.sent: dict[str, tuple[float, float]] = {}  # move msg_id -> (value, time sent)
@@ -432,8 +453,18 @@ class Student:
         self.ws.settimeout(None)
         self.reader = threading.Thread(target=self._read, name=f"ws-{self.name}", daemon=True)
         self.reader.start()
-        info = self.send("shell", "kernel_info_request", {})
-        self.wait(lambda: info in self.idle, 60, "the kernel's info reply")
+        # As JupyterLab does when the socket opens: the kernel's info, whose reply says it answers.
+        # Asked again every 10 s (a reply to any will do) until the setup's timeout.
+        deadline, asked = time.monotonic() + self.timeout, []
+        while True:
+            asked.append(self.send("shell", "kernel_info_request", {}))
+            with self.lock:
+                if self.events.wait_for(lambda: any(i in self.info or i in self.idle for i in asked),
+                                        min(10.0, max(0.0, deadline - time.monotonic()))):
+                    return
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{self.name}: no reply to {len(asked)} kernel_info_requests within "
+                                   f"{self.timeout:.0f} s; the kernel: {self.hub.kernel_state(self.kernel)}")
 
     # ---- kernel messages ---------------------------------------------------
     def send(self, channel: str, msg_type: str, content: dict) -> str:
@@ -468,6 +499,8 @@ class Student:
                         self._send_move(value)
             elif msg_type == "execute_reply":
                 self.replies[parent] = content
+            elif msg_type == "kernel_info_reply":
+                self.info.add(parent)
             elif msg_type == "comm_open" and content.get("target_name") == "jupyter.widget":
                 self.models[content["comm_id"]] = content["data"]["state"]
             elif msg_type == "comm_msg":
