@@ -25,49 +25,16 @@ from matplotlib.collections import PolyCollection
 from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator, NullFormatter
-from matplotlib.transforms import Transform
 
-from . import _fastdraw
 from .alt_text import axis_name, describe, join, plain, register, set_description
 
-_fastdraw.skip_inline_predraw()  # one draw fewer for each figure a notebook shows (see there)
-
 __all__ = ["Heatmap", "Bars", "GroupedBars", "heatmap", "bar_chart", "grouped_bar_chart", "shared_scale",
-           "vectors_2d", "describe", "set_description"]
+           "vectors_2d", "describe", "set_description", "ink_for", "free_limits", "tick_label"]
 
 CMAP = "viridis"  # perceptually uniform and readable with every common colour-vision deficiency
+DIVERGING = "RdBu_r"  # signed values: blue below 0, white at 0, red above (red-blue: read by most)
 ANNOTATION_SIZE = 10  # points: at the live panels' 72 dpi a number is 10 px high, at 100 dpi 14 px
 MASKED_COLOUR, HATCH_COLOUR = "#d9d9d9", "#6e6e6e"  # light grey, hatched: not a colour of the map
-
-
-class _OnPixelGrid(Transform):
-    """After the data's transform: each point moved to the nearest whole pixel, plus 1/256.
-
-    A number's picture depends on where it stands to a fraction of a pixel (matplotlib 3.11
-    places each glyph to 1/64 of one), so without this "0.25" looks a little different in
-    each cell. On the grid every number stands at the same fraction, so it is drawn alike
-    wherever it stands, and the fast path pastes one picture of it (_fastdraw._Stamps). A
-    number moves by half a pixel at most; the 1/256 keeps its glyphs off the halfway points
-    between two 1/64 steps, where rounding could go either way."""
-
-    input_dims = output_dims = 2
-    is_separable = True
-
-    def __init__(self, across=True):
-        super().__init__()
-        self.across = across  # False: only up and down (a colour bar's labels, see Heatmap)
-
-    def transform_non_affine(self, values):
-        values = np.array(values, dtype=float)
-        snapped = np.floor(values + 0.5) + 1 / 256
-        if not self.across:
-            snapped[..., 0] = values[..., 0]
-        return snapped
-
-
-def _on_pixel_grid(ax):
-    """The transform for numbers drawn in `ax`'s data coordinates (see _OnPixelGrid)."""
-    return ax.transData + _OnPixelGrid()
 
 
 def _number(value, fmt) -> str:
@@ -78,7 +45,7 @@ def _number(value, fmt) -> str:
     return text[1:] if text.startswith("-") and not any(c in "123456789" for c in mantissa) else text
 
 
-def _tick_label(value, fmt) -> str:
+def tick_label(value, fmt) -> str:
     """A colour-bar label: as the cells write numbers, unless that would round this one off."""
     text = _number(value, fmt)
     try:
@@ -87,6 +54,34 @@ def _tick_label(value, fmt) -> str:
     except ValueError:
         exact = False
     return (text if exact else f"{value:g}").replace("-", "\N{MINUS SIGN}")
+
+
+def _luminance(rgba) -> float:
+    """WCAG's relative luminance of a colour (its red, green and blue in 0..1)."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def ink_for(rgba) -> str:
+    """ "black" or "white": whichever stands out more on the colour `rgba` by WCAG's contrast
+    ratio. The better of the two is at least 4.58 : 1 on any colour (AA for text is 4.5)."""
+    light = _luminance(rgba)
+    return "black" if (light + 0.05) / 0.05 >= 1.05 / (light + 0.05) else "white"
+
+
+def free_limits(values, masked, symmetric=False) -> tuple[float, float]:
+    """The ends of a colour scale that follows its values: the lowest and highest value not
+    masked (symmetric=True: -m..m, m the largest size, so 0 stays in the middle); every value
+    the same, a scale of ±0.5 around it; every cell masked, 0..1 (symmetric: -1..1)."""
+    values = np.asarray(values, dtype=float)
+    if masked.all():
+        return (-1.0, 1.0) if symmetric else (0.0, 1.0)
+    shown = values[~masked]
+    lo, hi = float(shown.min()), float(shown.max())
+    if symmetric:
+        m = max(abs(lo), abs(hi))
+        return (-m, m) if m > 0 else (-1.0, 1.0)
+    return (lo, hi) if hi > lo else (lo - 0.5, lo + 0.5)
 
 
 def _new_axes(ax, size):
@@ -116,7 +111,8 @@ class Heatmap:
 
     Masked cells (where `mask` is False, as in ah.causal_mask: True = may attend,
     or where a value is -inf or NaN) are hatched grey, left without a number,
-    and the legend says "masked": a weight of 0.00 and a masked cell look different.
+    and the legend says "masked" (or `mask_label`, e.g. "not yet cached"): a weight of 0.00
+    and a masked cell look different.
 
     `categories` ({value: (name, colour)}, in the order the key lists them) makes the values
     states rather than amounts: each cell takes its state's colour, without a number, and a
@@ -125,7 +121,8 @@ class Heatmap:
 
     def __init__(self, ax, values, row_labels, col_labels, *, title=None,
                  xlabel="key (column)", ylabel="query (row)", probabilities=False,
-                 vmin=None, vmax=None, fmt=".2f", cmap=CMAP, colorbar=True, mask=None, categories=None):
+                 vmin=None, vmax=None, fmt=".2f", cmap=None, colorbar=True, mask=None, categories=None,
+                 diverging=False, mask_label="masked"):
         values = np.asarray(values, dtype=float)
         if values.ndim != 2:
             raise ValueError(f"heatmap values must be 2-D [rows, columns], got shape {values.shape}")
@@ -144,6 +141,11 @@ class Heatmap:
                                  f"(True = shown), got {mask.dtype} of shape {mask.shape}")
         if (vmin is None) != (vmax is None) or (vmin is not None and not vmin < vmax):
             raise ValueError(f"vmin and vmax go together, with vmin < vmax; got vmin={vmin}, vmax={vmax}")
+        if diverging and (probabilities or (vmin is not None and vmin != -vmax)):
+            raise ValueError(f"diverging=True centres the colour scale on 0: it needs vmin = -vmax and no "
+                             f"probabilities; got vmin={vmin}, vmax={vmax}, probabilities={probabilities}")
+        self.diverging, self.mask_label = diverging, mask_label
+        cmap = cmap or (DIVERGING if diverging else CMAP)
         self.ax, self.fmt, self.shape, self.mask = ax, fmt, values.shape, mask
         self.row_labels, self.col_labels = row_labels, col_labels
         self.categories = None  # or {value: (name, colour)}
@@ -170,8 +172,8 @@ class Heatmap:
         if title:
             ax.set_title(title)
         # The numbers sit inside their cells, so layout need not measure them.
-        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=ANNOTATION_SIZE, in_layout=False,
-                               transform=_on_pixel_grid(ax)) for j in range(cols)] for i in range(rows)]
+        self.texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=ANNOTATION_SIZE, in_layout=False)
+                       for j in range(cols)] for i in range(rows)]
         self.hatch = ax.add_collection(PolyCollection(
             [], facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0), autolim=False)
         self._hatched = np.zeros((rows, cols), bool)  # the cells the hatching covers
@@ -192,14 +194,7 @@ class Heatmap:
             self.colorbar.locator = _ScaleTicks(self)
             # It has no minor ticks: nothing to weed out of them at every draw.
             self.colorbar.ax.yaxis.remove_overlapping_locs = False
-            self.colorbar.formatter = FuncFormatter(lambda p, _: _tick_label(self.value_at(p), fmt))
-            # Its labels move up and down with the scale: on the pixel grid that way, a label is
-            # drawn alike wherever it stands (the ticks the axis adds copy the first tick's
-            # transforms). Not sideways: the layout measures how far they reach, and would move
-            # the bar by a pixel, and them with it, at every solve.
-            first = self.colorbar.ax.yaxis.majorTicks[0]
-            for label in (first.label1, first.label2):
-                label.set_transform(label.get_transform() + _OnPixelGrid(across=False))
+            self.colorbar.formatter = FuncFormatter(lambda p, _: tick_label(self.value_at(p), fmt))
         register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.label_room = None  # see keep_room_for
         self.update(values)
@@ -213,7 +208,7 @@ class Heatmap:
             return
         axis, renderer = self.colorbar.ax.yaxis, self.ax.figure.canvas.get_renderer()
         size = axis.get_ticklabels()[0].get_fontproperties() if axis.get_ticklabels() else None
-        labels = {_tick_label(v, self.fmt) for low, high in ranges if high > low
+        labels = {tick_label(v, self.fmt) for low, high in ranges if high > low
                   for v in self.colorbar.locator.values(low, high)}
         if not labels:
             return
@@ -261,13 +256,11 @@ class Heatmap:
         shown = np.where(masked, np.nan, values)
         self.image.set_data(shown)
         if not self.fixed_limits:
-            lo, hi = (float(np.nanmin(shown)), float(np.nanmax(shown))) if not masked.all() else (0.0, 1.0)
-            # every value the same: a scale of ±0.5 around it, not one of 1e-9 with an offset label
-            self.image.set_clim(*((lo, hi) if hi > lo else (lo - 0.5, lo + 0.5)))
-        # dark text on the light (yellow) end of viridis, white on the dark end
-        light = np.asarray(self.image.norm(np.nan_to_num(shown))) > 0.55
+            self.image.set_clim(*free_limits(values, masked, self.diverging))
+        # each number in the ink that stands out more on its cell's colour
+        colours = self.image.to_rgba(np.nan_to_num(shown))
         for (i, j), v in np.ndenumerate(values):
-            text, colour = self.texts[i][j], "black" if light[i, j] else "white"
+            text, colour = self.texts[i][j], ink_for(colours[i, j])
             string = "" if masked[i, j] else _number(v, self.fmt)
             if text.get_text() != string:  # setters check their argument: skip them when nothing changes
                 text.set_text(string)
@@ -280,7 +273,7 @@ class Heatmap:
             self.hatch.set_verts([[(j + dx, i + dy) for dx, dy in corners] for i, j in cells])
         if masked.any() and self.legend is None:
             key = Patch(facecolor=MASKED_COLOUR, edgecolor=HATCH_COLOUR, hatch="///", linewidth=0,
-                        label="masked")
+                        label=self.mask_label)
             # under the colour bar (or beside the cells' low corner): where nothing else is drawn
             holder = self.colorbar.ax if self.colorbar else self.ax
             self.legend = holder.legend(handles=[key], loc="upper left",
@@ -310,12 +303,12 @@ class Heatmap:
                 f"{join(self.col_labels)}. ")
         if self.categories is not None:
             return text + self._describe_states()
-        cell = [[self.texts[i][j].get_text() or "masked" for j in range(cols)] for i in range(rows)]
+        cell = [[self.texts[i][j].get_text() or self.mask_label for j in range(cols)] for i in range(rows)]
         if rows * cols <= 16:  # small enough to read out every number
             return text + "; ".join(f"row {label}: {', '.join(cell[i])}"
                                     for i, label in enumerate(self.row_labels)) + "."
         more = f" (first 8 of {rows} rows)" if rows > 8 else ""
-        count = f"{int(masked.sum())} of {rows * cols} cells masked. " if masked.any() else ""
+        count = f"{int(masked.sum())} of {rows * cols} cells {self.mask_label}. " if masked.any() else ""
         if masked.all():
             return text + count
         shown = np.where(masked, -np.inf, values)
@@ -381,7 +374,9 @@ def heatmap(values, row_labels=None, col_labels=None, *, ax=None, **options) -> 
     for attention weights (colour scale fixed to 0..1), `vmin`/`vmax` for a scale
     of your own (**shared_scale(A, B) gives two heatmaps one scale), `mask`
     (True = may attend) to draw masked cells hatched, `categories` ({value: (name, colour)})
-    for cells that hold states, not amounts (a legend of swatches names them), or
+    for cells that hold states, not amounts (a legend of swatches names them),
+    `diverging=True` for signed values (a blue-white-red map with 0 in the middle:
+    **shared_scale(A, symmetric=True) fixes it), or
     `xlabel`/`ylabel` for other matrices (for example X, whose columns are embedding dimensions).
     """
     values = np.asarray(values, dtype=float)
@@ -427,7 +422,7 @@ class Bars:
         if self.value_range is not None:
             self.fix_limits(*self.value_range)
         self.texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=ANNOTATION_SIZE, in_layout=False,
-                              visible=value_labels, transform=_on_pixel_grid(ax)) for i in range(len(values))]
+                              visible=value_labels) for i in range(len(values))]
         self.update(values)
 
     @property
@@ -518,7 +513,7 @@ class GroupedBars:
             self.bars[name] = ax.bar(where, values, width, color=palette[s], label=name)
             if value_labels:
                 self.texts += [ax.text(x, v, _number(v, fmt), ha="center", va="bottom",
-                                       fontsize=ANNOTATION_SIZE, transform=_on_pixel_grid(ax))
+                                       fontsize=ANNOTATION_SIZE)
                                for x, v in zip(where, values)]
         if log:
             ax.set_yscale("log")

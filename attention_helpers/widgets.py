@@ -2,20 +2,22 @@
 next to heatmaps and bar charts that redraw on every move.
 
     panel = ah.Panel(compute, views, weights={"W_Q": W_Q}, controls={"T": T_slider})
-    panel                  # the live panel (JupyterLab shows the sliders and the picture)
+    panel                  # the live panel: sliders, and the picture drawn in your browser
     panel.show_static()    # the same figure as an ordinary picture, for readers without a kernel
 
-A slider move: read the sliders -> compute -> update the views -> show the picture.
+A slider move: read the sliders -> compute -> send the numbers -> the browser draws them
+(browser_view.py and its ES module). The panel also keeps the same charts as a matplotlib
+figure, its static twin: what show_static() and full_draw_png() show, the picture its
+display carries for a page that cannot run widgets, and the text of "the picture in words".
 
-A bar chart keeps one value axis, fixed at the start to cover every value the
-sliders reach at their ends, so bars can be compared from move to move (a value
-beyond it widens it); a heatmap's colour scale follows its values, for contrast.
+Where the browser cannot draw the picture (anywidget not installed, or its JavaScript not
+running in this front end) the panel draws each move with matplotlib in the kernel instead,
+as a PNG, and says so once (KernelPictureWarning). in_browser=False asks for that from the start.
 
-The picture: with fast=False, matplotlib draws the whole figure (print_png); by
-default _fastdraw redraws only what moved, and checks the first picture of each
-layout (drawn both ways it draws) against a full draw. If they differ, or the fast
-path fails in any way, the panel draws the plain way from then on and says so once
-(FastPathWarning).
+A bar chart keeps one value axis, fixed at the start to cover every value the sliders reach
+at their ends (a value beyond it widens it). A heatmap's colour scale is fixed where its view
+says so (probabilities, vmin/vmax); otherwise it follows its values, and the panel's caption
+says so, since colours then mean other numbers after a move.
 """
 
 from __future__ import annotations
@@ -34,23 +36,25 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from traitlets import CFloat
 
-from . import _fastdraw
-from .alt_text import describe
+from .alt_text import describe, plain
 from .plots import Bars, Heatmap
 
-__all__ = ["Panel", "matrix_sliders", "FastPathWarning"]
+try:
+    from .browser_view import BrowserView
+except ImportError as missing:  # anywidget is not installed: the kernel draws the pictures
+    BrowserView, _NO_BROWSER_VIEW = None, f"anywidget is not installed ({missing})"
+else:
+    _NO_BROWSER_VIEW = None
+
+__all__ = ["Panel", "matrix_sliders", "KernelPictureWarning"]
 
 
-class FastPathWarning(UserWarning):
-    """A panel's fast picture was wrong or failed: it draws every move in full from now on."""
+class KernelPictureWarning(UserWarning):
+    """A panel draws its pictures in the kernel (slower), because the browser cannot."""
 
-# The picture travels as a data: address. Sent as PNG bytes, the page would make a
-# blob: address of them, which the browser loads through another process before it
-# decodes: 4-5 ms more per move (benchmarks/slider_latency.py's floor, back to back).
-# ipywidgets 7's page (Colab's) turns a long address into a string with too many
-# arguments for one function call, so it gets the bytes.
+# In the kernel's pictures the PNG travels as a data: address (the page decodes it without a
+# trip through a blob: address). ipywidgets 7's page (Colab's) gets the bytes.
 _DATA_ADDRESS = int(W.__version__.split(".")[0]) >= 8
-DESCRIBE_AFTER = 0.25  # s: fast panels describe the picture once a slider rests this long, not per step
 
 
 class _WeightSlider(W.FloatSlider):
@@ -100,12 +104,12 @@ class Panel:
         col_labels, labels, title, probabilities, xlabel, ylabel, fmt, ...).
     weights: {name: initial matrix}, shown as a grid of sliders each.
     controls: {name: ipywidgets slider}, for d_k, temperature and the like.
-    fast: False draws every move with matplotlib's ordinary full draw (slower, the
-        same picture); True (the default) redraws only what moved (see _fastdraw).
+    in_browser: True (the default) draws the picture in the browser from the numbers;
+        False draws every move with matplotlib in the kernel (slower, the same charts).
     """
 
     def __init__(self, compute, views, *, weights=None, controls=None,
-                 value_range=(-2.0, 2.0), step=0.1, figsize=None, dpi=72, fast=True):
+                 value_range=(-2.0, 2.0), step=0.1, figsize=None, dpi=72, in_browser=True):
         self.compute, self.views, self.dpi = compute, list(views), dpi
         for view in self.views:
             if view.get("kind") not in ("heatmap", "bars", "text"):
@@ -121,52 +125,55 @@ class Panel:
         self.sliders = {k: s for group in self._weight_sliders.values() for k, s in group.items()}
         self.sliders.update(self.controls)
 
-        # The figure: one Axes per heatmap or bar chart, side by side.
+        # The static twin: one Axes per heatmap or bar chart, side by side.
         drawn = [v for v in self.views if v["kind"] != "text"]
         self.figure = Figure(figsize=figsize or (4.2 * max(1, len(drawn)), 3.4), dpi=dpi,
                              layout="constrained")
         FigureCanvasAgg(self.figure)
         axes = iter(self.figure.subplots(1, len(drawn), squeeze=False)[0] if drawn else [])
         results = self._results()
-        self.artists = [_make_view(view, next(axes), result) if view["kind"] != "text" else None
-                        for view, result in zip(self.views, results)]
+        ends = None  # compute's results at the sliders' ends, found once if needed
+
+        def at_the_ends():
+            nonlocal ends
+            ends = ends if ends is not None else self._results_at_the_ends(mixes=16)
+            return ends
+
+        options = _scales_from_the_ends(self.views, at_the_ends)
+        self.artists = [_make_view(view | more, next(axes), result) if view["kind"] != "text" else None
+                        for view, more, result in zip(self.views, options, results)]
         # At the sliders' ends: one value axis per bar chart, and room beside each free colour
         # bar for the widest label it can show, so the layout stays put while a student drags.
         free = [k for k, a in enumerate(self.artists) if isinstance(a, Heatmap) and a.colorbar
                 and not a.fixed_limits]
         if free or any(isinstance(a, Bars) and not a.probabilities for a in self.artists):
-            ends = self._results_at_the_ends(mixes=16 if free else 0)
-            self._fix_value_axes(ends)
+            self._fix_value_axes(at_the_ends())
             for k in free:
-                self.artists[k].keep_room_for([_value_range(r[k]) for r in ends])
-        # Constrained layout measures the figure as last drawn: one draw first settles the layout.
+                self.artists[k].keep_room_for([_value_range(r[k]) for r in at_the_ends()])
+        # Constrained layout measures the figure as last drawn: one draw settles the layout,
+        # which the browser's picture then takes over.
         self.figure.canvas.draw()
-        self.fast, self._drawer = fast, None
-        self.fell_back = None  # why the fast path was given up, if it was
-        if fast:
-            try:
-                self._drawer = _fastdraw.Drawer(self.figure, self.artists)
-            except Exception as err:
-                self._fall_back(err)
 
-        # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
-        self.image = W.Image(format="url" if _DATA_ADDRESS else "png",
-                             layout=W.Layout(max_width="100%", align_self="flex-start"))
-        self.png = b""  # the picture shown now, as PNG bytes
-        self.readout = W.HTML()
-        self.described = W.HTML()  # the picture's text alternative, kept up to date by _show
-        self._describe_later = _fastdraw.Later(DESCRIBE_AFTER, self._describe) if fast else None
-        self._holding = False
-        self._shown = None  # the slider values of the picture shown
-        # In JupyterLab 4.6 with ipykernel 7, slider callbacks run (by default) in a
-        # kernel subshell thread, while cells (set, show_static) run in the main one;
-        # NumPy's print options belong to a thread, so the callback borrows these.
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # slider callbacks may run in a subshell thread beside the cells
+        # NumPy's print options belong to a thread: a callback borrows the notebook's.
         self._printoptions = np.get_printoptions()
+        self._holding = False
+        self._shown = self._results_now = None  # the slider values of the picture shown, and its results
+        self.fallback_reason = None  # why the pictures are drawn in the kernel, if they are
+        self.view = self.image = None
+        self.readout, self.described = W.HTML(), W.HTML()  # the kernel's pictures' read-out and words
+        if in_browser and BrowserView is None:
+            self._warn(_NO_BROWSER_VIEW)
+        if in_browser and BrowserView is not None:
+            self.view = BrowserView(self.figure, self.artists, len(self.views) - len(drawn),
+                                    name=self._name(), caption=self._caption(), describe=self._words)
+            self.widget = W.VBox([self._controls_box(), self.view])
+        else:
+            self.fallback_reason = self.fallback_reason or "in_browser=False"
+            self.widget = W.VBox([self._controls_box(), self._kernel_image(), self.readout, self.described])
         self._show(results)
         for slider in self.sliders.values():
             slider.observe(self._on_change, names="value")
-        self.widget = W.VBox([self._controls_box(), self.image, self.readout, self.described])
 
     # ---- values -------------------------------------------------------
     def values(self, settings=None) -> dict:
@@ -214,7 +221,7 @@ class Panel:
                 self._holding = False
             self.redraw()
 
-    # ---- a move: compute -> update the views -> show ---------------------
+    # ---- a move: compute -> send the numbers (or draw them here) ----------
     def _results(self, settings=None):
         results = self.compute(**self.values(settings))
         if len(results) != len(self.views):
@@ -222,75 +229,91 @@ class Panel:
         return results
 
     def _update(self, results) -> None:
-        """Set the charts to `results` (drawn by _show, or by whoever draws the figure next)."""
-        self._fix_value_axes([results])  # a value beyond a bar chart's axis widens it
+        """Set the static twin's charts to `results` (drawn by whoever draws the figure next)."""
         for artist, result in zip(self.artists, results):
             if artist is not None:
                 artist.update(result)
 
-    def _show(self, results, moving=False, fresh=False):
-        self._update(results)
+    def _show(self, results, moving=False) -> None:
+        widened = self._fix_value_axes([results])  # a value beyond a bar chart's axis widens it
         texts = [str(r) for artist, r in zip(self.artists, results) if artist is None]
-        self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
-        self.png = self._picture(fresh)
-        self.image.value = _address(self.png) if _DATA_ADDRESS else self.png
-        self._shown = self.values()  # the values `results` came from (the lock holds them still)
-        if moving and self.fast:
-            self._describe_later()  # one message fewer per move while a slider is dragged
+        if self.view is not None:
+            self.view.show(results, texts, widened=widened)
         else:
-            self._describe()
+            self._update(results)
+            self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
+            png = _full_draw(self.figure)
+            self.image.value = _address(png) if _DATA_ADDRESS else png
+        self._shown, self._results_now = self.values(), results  # (the lock holds the sliders still)
+        if not moving:  # a cell's redraw: its words at once; a slider's, once it rests (the view asks)
+            self._refresh_words()
+        elif self.view is None:
+            self._refresh_words()
 
-    def _picture(self, fresh=False) -> bytes:
-        if self.fast:
-            try:
-                return self._drawer.png(fresh)
-            except Exception as err:  # a wrong picture (Mismatch) or a failure: never the student's
-                self._fall_back(err)
-        return _full_draw(self.figure)
-
-    def _fall_back(self, err) -> None:
-        """Draw the plain way from now on, and say so once."""
-        self.fast, self._drawer = False, None
-        self.fell_back = f"{type(err).__name__}: {err}"
-        warnings.warn(f"This panel now draws every move in full (slower, the same picture), because "
-                      f"its fast path failed: {self.fell_back}", FastPathWarning, stacklevel=2)
-
-    def _describe(self) -> None:
-        """The picture in words, under it (an ipywidgets 8.1 Image can carry neither alt
-        nor a tooltip: with a tooltip its view fails to render in JupyterLab)."""
+    def _words(self) -> str:
+        """The picture in words, of the values shown (the static twin says them)."""
         with self._lock:
+            if self._results_now is not None:
+                self._update(self._results_now)
+            return describe(self.figure)
+
+    def _refresh_words(self) -> None:
+        words = self._words()
+        if self.view is not None:
+            self.view.description = words
+        else:  # an ipywidgets Image carries neither alt nor a tooltip: the words go under it
             self.described.value = ("<details><summary>The picture in words</summary>"
-                                    f"{html.escape(describe(self.figure))}</details>")
+                                    f"{html.escape(words)}</details>")
 
     def _on_change(self, change) -> None:
         with self._lock:
             if self._holding or _same(self.values(), self._shown):
                 return  # e.g. a slider clamped by another's observer: one move, drawn once
+            if self.view is not None and not self.view.rendered and _from_a_page(change["owner"]):
+                # A page moved a slider, so it runs widgets, but it never drew this picture.
+                self._draw_in_kernel(self.view.failed or "this front end did not run the panel's "
+                                     "browser view (anywidget's JavaScript)")
             try:
                 with np.printoptions(**self._printoptions):
                     self._show(self._results(), moving=True)
-            except Exception as err:
+            except Exception as err:  # shown in the panel, where a learner looks (never the log)
                 self._shown = None  # whatever comes next is drawn, and clears this message
-                # Shown under the picture: the kernel's log is where a learner never looks.
-                self.readout.value = (f'<pre class="ah-error" style="color:#b00020">'
-                                      f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>")
-                raise
+                self._error(f"{type(err).__name__}: {err}")
+
+    def _error(self, message: str) -> None:
+        if self.view is not None:
+            self.view.show_error(message)
+        else:
+            self.readout.value = f'<pre class="ah-error" style="color:#b00020">{html.escape(message)}</pre>'
+
+    # ---- the kernel's pictures: where the browser cannot draw -------------
+    def _kernel_image(self):
+        # Shown at its own size (a VBox would stretch it to the cell's width, blurring it).
+        self.image = W.Image(format="url" if _DATA_ADDRESS else "png",
+                             layout=W.Layout(max_width="100%", align_self="flex-start"))
+        return self.image
+
+    def _draw_in_kernel(self, reason: str) -> None:
+        """From now on draw every move with matplotlib here, and say so once."""
+        self._warn(reason)
+        self.view = None
+        self.widget.children = [self.widget.children[0], self._kernel_image(), self.readout, self.described]
+
+    def _warn(self, reason: str) -> None:
+        self.fallback_reason = reason
+        warnings.warn(f"This panel draws its pictures in the kernel with matplotlib (slower, the same "
+                      f"charts), because {reason}.", KernelPictureWarning, stacklevel=3)
 
     def full_draw_png(self) -> bytes:
-        """The picture matplotlib's ordinary full draw gives in the present layout (what
-        fast=False shows): for checking the fast picture, `png`, against."""
+        """The static twin at the values shown, as matplotlib draws it (a PNG)."""
         with self._lock:
-            engine = self.figure.get_layout_engine()
-            self.figure.set_layout_engine("none")
-            try:
-                return _full_draw(self.figure)
-            finally:
-                self.figure.set_layout_engine(engine)
+            self._update(self._results())
+            return _full_draw(self.figure)
 
     def redraw(self) -> None:
         """Recompute and draw everything (call it after changing the figure yourself)."""
         with self._lock:
-            self._show(self._results(), fresh=True)
+            self._show(self._results())
 
     # ---- bar charts: one value axis over the sliders' ends ------------------
     def _results_at_the_ends(self, mixes=0) -> list:
@@ -310,14 +333,17 @@ class Panel:
                 continue
         return found
 
-    def _fix_value_axes(self, many_results) -> None:
-        """Fix (or widen) each bar chart's value axis to cover `many_results`."""
+    def _fix_value_axes(self, many_results) -> list[int]:
+        """Fix (or widen) each bar chart's value axis to cover `many_results`; the charts widened."""
+        widened = []
         for k, bars in enumerate(self.artists):
             if isinstance(bars, Bars) and not bars.probabilities:
                 lo, hi = bars.value_range or (np.inf, -np.inf)
                 low, high = _value_range(*(r[k] for r in many_results))
                 if low < lo or high > hi:
                     bars.fix_limits(min(lo, low), max(hi, high))
+                    widened.append(k)
+        return widened
 
     # ---- what the notebook shows -----------------------------------------
     def _controls_box(self):
@@ -331,6 +357,22 @@ class Panel:
             groups.append(W.VBox(list(self.controls.values())))
         return W.HBox(groups, layout=W.Layout(flex_flow="row wrap"))
 
+    def _titles(self) -> list[str]:
+        return [plain(v.get("title") or v["kind"]) for v in self.views if v["kind"] != "text"]
+
+    def _name(self) -> str:
+        return "Live picture: " + _and(self._titles())
+
+    def _caption(self) -> str:
+        """Said under the picture when a colour scale follows its values (a move recolours every cell)."""
+        free = [plain(a.ax.get_title()) or "the heatmap" for a in self.artists
+                if isinstance(a, Heatmap) and a.categories is None and not a.fixed_limits]
+        if not free:
+            return ""
+        which = _and(f"'{t}'" for t in free)
+        return (f"The colour scale of {which} follows {'its' if len(free) == 1 else 'their'} values: after a "
+                "move, compare the numbers in the cells, not their colours.")
+
     def description(self) -> str:
         """What the panel does, in a sentence: what GitHub, nbviewer and the static
         edition show in place of the live panel."""
@@ -342,14 +384,18 @@ class Panel:
                 f"and it redraws {_and(shows)}. The same figure follows below as a static picture.")
 
     def _repr_mimebundle_(self, **kwargs):
-        # JupyterLab shows the live widget; a reader without a kernel gets the sentence.
+        # JupyterLab shows the live widget; a page that cannot run widgets (GitHub, nbviewer, an
+        # HTML export without the widgets' state) shows the picture at the values shown, with its words.
         if hasattr(self.widget, "_repr_mimebundle_"):  # ipywidgets 8
             bundle = self.widget._repr_mimebundle_(**kwargs)
         else:  # ipywidgets 7 (Colab) shows a widget through this same view bundle
             view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
             bundle = {"application/vnd.jupyter.widget-view+json": view}
         bundle["text/plain"] = self.description()
-        return bundle
+        with self._lock:
+            bundle["image/png"] = base64.b64encode(self.full_draw_png()).decode("ascii")
+            metadata = {"image/png": {"alt": describe(self.figure)}}
+        return bundle, metadata
 
     def show_static(self) -> None:
         """Show the figure and read-outs at the current values as ordinary output."""
@@ -359,16 +405,19 @@ class Panel:
             texts = [str(r) for v, r in zip(self.views, results) if v["kind"] == "text"]
             if texts:
                 print("\n".join(texts))
-            # The live picture's figure, at the notebook's usual resolution (display draws it).
+            # The static twin, at the notebook's usual resolution (display draws it).
             self._update(results)
             self.figure.set_dpi(mpl.rcParams["figure.dpi"])
             try:
                 display(self.figure)
             finally:
                 self.figure.set_dpi(self.dpi)
-                # The live picture redrawn, laid out again at its own resolution now rather
-                # than on the next move (and showing any change made to the figure by hand).
-                self._show(results, fresh=True)
+
+
+def _from_a_page(slider) -> bool:
+    """True while `slider` takes a value a page sent (ipywidgets holds the page's state in
+    `_property_lock` while it sets it, in 7 and in 8); False for a value a cell set."""
+    return bool(getattr(slider, "_property_lock", None))
 
 
 def _inline_pictures() -> None:
@@ -389,8 +438,58 @@ def _inline_pictures() -> None:
         plt.switch_backend(mpl.get_backend())  # loads the backend, which registers its formatters
 
 
+SCALES = ("sliders", "shared")  # a heatmap view's `scale`: fixed to cover what the sliders' ends show
+
+
+def _scales_from_the_ends(views, at_the_ends) -> list[dict]:
+    """vmin and vmax for each heatmap view with scale="sliders" (its own values at the sliders'
+    ends) or scale="shared" (one scale for all such views): rounded out to a round number,
+    centred on 0 for a diverging one. {} for every other view."""
+    for k, view in enumerate(views):
+        scale = view.get("scale")
+        if scale is not None and (scale not in SCALES or view["kind"] != "heatmap"):
+            raise ValueError(f"view {k}: scale must be one of {SCALES} (heatmaps only), got {scale!r}")
+        if view.get("scale") and ({"vmin", "vmax", "categories"} & view.keys() or view.get("probabilities")):
+            raise ValueError(f"view {k}: scale={view['scale']!r} chooses vmin and vmax itself; "
+                             "leave out vmin, vmax, probabilities and categories")
+    chosen = [k for k, v in enumerate(views) if v.get("scale")]
+    if not chosen:
+        return [{} for _ in views]
+    ranges = {k: _value_range(*(r[k] for r in at_the_ends())) for k in chosen}
+    shared = [k for k in chosen if views[k]["scale"] == "shared"]
+    if shared:
+        together = (min(ranges[k][0] for k in shared), max(ranges[k][1] for k in shared))
+        ranges.update({k: together for k in shared})
+    out = [{} for _ in views]
+    for k in chosen:
+        low, high = ranges[k]
+        if views[k].get("diverging"):
+            size = _round_up(max(abs(low), abs(high)))
+            low, high = -size, size
+        else:
+            low, high = -_round_up(-low) if low < 0 else _round_down(low), _round_up(high)
+        out[k] = {"vmin": low, "vmax": high if high > low else low + 1.0}
+    return out
+
+
+def _round_up(x: float) -> float:
+    """The smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of 10 that is at least x (0 for x <= 0)."""
+    if x <= 0:
+        return 0.0
+    power = 10.0 ** np.floor(np.log10(x))
+    return float(next(m * power for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * power >= x * (1 - 1e-12)))
+
+
+def _round_down(x: float) -> float:
+    """The largest round number (as _round_up) at most x, for x >= 0."""
+    if x <= 0:
+        return 0.0
+    power = 10.0 ** np.floor(np.log10(x))
+    return float(next(m * power for m in (8, 6, 5, 4, 3, 2.5, 2, 1.5, 1) if m * power <= x * (1 + 1e-12)))
+
+
 def _make_view(view, ax, result):
-    options = {key: val for key, val in view.items() if key != "kind"}
+    options = {key: val for key, val in view.items() if key not in ("kind", "scale")}
     if view["kind"] == "heatmap":
         rows, cols = options.pop("row_labels", None), options.pop("col_labels", None)
         return Heatmap(ax, result, rows, cols, **options)

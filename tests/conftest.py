@@ -6,6 +6,7 @@
 - `course_maker`: scripts/make_nbgrader_course.py, the one place that
   knows how answer cells and check cells are recognised.
 - `exercise_notebooks`: the numbered notebooks that hold at least one exercise.
+- `browser`: headless Chromium for the browser tests (skipped without it, except under CI=true).
 - After a run that included browser tests, the summary names the folder of their
   screenshots (written by tests/test_browser.py), so CI can keep it.
 
@@ -13,6 +14,8 @@ The hooks for every item, nbval's notebooks too, are in the root's conftest.py.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -32,6 +35,31 @@ COURSE_MAKER = make_nbgrader_course  # a module: the fixture below hands it out
 
 
 EXERCISE_NOTEBOOKS = COURSE_MAKER.exercise_notebooks()
+
+
+def _missing(reason: str):
+    from tools.jupyterlab_driver import HOW_TO_ENABLE
+
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true and {reason}: {HOW_TO_ENABLE}")
+    pytest.skip(f"{reason}: {HOW_TO_ENABLE}")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (a context with a fresh profile), for the browser tests: skipped where
+    there is none, a failure under CI=true."""
+    from tools.jupyterlab_driver import chromium, find_chromium
+
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _missing("the playwright package is not installed (pip install -e '.[test]')")
+    path = find_chromium()
+    if path is None or not os.access(path, os.X_OK):
+        _missing(f"no Chromium found (looked at $CHROMIUM_PATH and the PATH; got {path!r})")
+    with chromium(path) as context:
+        yield context
 
 
 @pytest.fixture(scope="session")

@@ -133,14 +133,10 @@ class SecondRun(pytest.Item):
         assert report, f"{path.name} has no ah.Panel with sliders"
         bad = [row for row in report if not row[4]]
         assert not bad, f"sliders giving non-finite values at an end: {bad}"
-        assert all(row[5] > 0 for row in report)
+        unsent = [row[:4] for row in report if not row[5]]
+        assert not unsent, f"the picture was not sent what the panel computes at: {unsent}"
         uncovered = [row[:4] for row in report if not row[6]]
         assert not uncovered, f"a slider's end is beyond a scale: {uncovered}"
-        # The fast redraw (_fastdraw.png) shows what a full draw of the figure shows, on the real panels.
-        drawn = [row for row in report if len(row) > 7]
-        assert {row[0] for row in drawn} == {row[0] for row in report}, "a panel was never compared"
-        unlike = [row[:4] + row[7:] for row in drawn if row[7] or row[8] >= 4]
-        assert not unlike, f"the live picture differs from a full draw (pixels, worst number): {unlike}"
 
     def reportinfo(self):
         return self.path, None, f"{self.path.name}: sliders to their ends, a tweak, Run All again"

@@ -8,7 +8,6 @@ helpers were imported, as happens in a notebook.
 """
 
 import html
-import time
 
 import matplotlib
 
@@ -21,7 +20,6 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.core.pylabtools import select_figure_formats  # noqa: E402
 
 import attention_helpers as ah  # noqa: E402
-from attention_helpers import widgets  # noqa: E402
 from attention_helpers.alt_text import plain  # noqa: E402
 from attention_helpers.plots import describe, set_description  # noqa: E402
 
@@ -132,36 +130,45 @@ def test_ipython_puts_the_description_into_the_images_alt_metadata():
         InteractiveShell.clear_instance()
 
 
+def weights_panel(**options):
+    tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
+    return ah.Panel(lambda W_Q: [ah.self_attention(X, W_Q, W_K, W_V)[1]],
+                    [{"kind": "heatmap", "row_labels": tokens, "col_labels": tokens,
+                      "title": "weights", "probabilities": True}], weights={"W_Q": W_Q}, **options)
+
+
 def test_a_live_panel_describes_its_picture_under_it_and_keeps_it_up_to_date():
-    tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
-    panel = ah.Panel(lambda W_Q: [ah.self_attention(X, W_Q, W_K, W_V)[1]],
-                     [{"kind": "heatmap", "row_labels": tokens, "col_labels": tokens,
-                       "title": "weights", "probabilities": True}], weights={"W_Q": W_Q})
-    assert panel.described in panel.widget.children
-    assert html.escape(describe(panel.figure)) in panel.described.value
-    assert "row fish:" in panel.described.value
+    panel = weights_panel()
+    assert panel.view.description == describe(panel.figure)  # browser_view.js shows it under the picture
+    assert "row fish:" in panel.view.description
     panel.set(W_Q=np.zeros((2, 2)))  # every score 0: every weight 1/3
-    assert "row cat: 0.33, 0.33, 0.33" in panel.described.value
+    assert "row cat: 0.33, 0.33, 0.33" in panel.view.description
 
 
-def test_after_slider_moves_the_words_follow_once_the_slider_rests():
-    tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
-    panel = ah.Panel(lambda W_Q: [ah.self_attention(X, W_Q, W_K, W_V)[1]],
-                     [{"kind": "heatmap", "row_labels": tokens, "col_labels": tokens,
-                       "title": "weights", "probabilities": True}], weights={"W_Q": W_Q})
-    before = panel.described.value
+def test_after_slider_moves_the_words_follow_once_the_page_asks():
+    """While a slider moves no words are sent; browser_view.js asks for them once the picture has
+    rested a quarter of a second, and the answer describes the values it shows."""
+    panel = weights_panel()
+    before = panel.view.description
     sent = []
-    panel.described.observe(lambda change: sent.append(change["new"]), names="value")
+    panel.view.observe(lambda change: sent.append(change["new"]), names="description")
     for value in (0.0, 0.1, 0.2, 0.0):  # a drag of W_Q[0,0]: four moves, four pictures
         panel.sliders["W_Q[0,0]"].value = value
-    assert panel.described.value == before and sent == []  # no words sent while it moves
-    deadline = time.monotonic() + 10
-    while not sent and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(2 * widgets.DESCRIBE_AFTER)  # time for a second message, if there were one
-    assert len(sent) == 1  # one description, for where the slider came to rest
+    assert sent == []
+    panel.view._handle_custom_msg({"describe": 4}, [])  # the page's request, after the last picture
+    assert len(sent) == 1 and panel.view.description == describe(panel.figure) != before
+    tokens, X, W_Q, W_K, W_V = ah.examples.cat_eats_fish()
+    W_Q = W_Q.copy()
+    W_Q[0, 0] = 0.0  # where the drag came to rest
+    row = ah.self_attention(X, W_Q, W_K, W_V)[1][0]
+    assert f"row cat: {row[0]:.2f}, {row[1]:.2f}, {row[2]:.2f};" in panel.view.description
+
+
+def test_a_panel_drawn_in_the_kernel_writes_its_words_under_its_picture():
+    panel = weights_panel(in_browser=False)
+    assert panel.described in panel.widget.children
+    panel.sliders["W_Q[0,0]"].value = 0.0
     assert html.escape(describe(panel.figure)) in panel.described.value
-    assert panel.described.value != before
 
 
 def test_bars_offset_from_their_ticks_are_named_by_the_nearest_tick():

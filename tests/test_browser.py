@@ -6,10 +6,14 @@ panel is operated with the keyboard alone: Tab reaches each slider in turn
 (each with a visible label); End, Home and the arrow keys move each control
 and the first slider of each weight matrix to its top end, its bottom end and
 back, and each move must change the picture bound to it (and coming back must
-restore it exactly) without the kernel printing a warning or a traceback. (The
-other entries of a matrix are the same widget wired the same way; every one of
-them is moved to both ends, its values and scales checked, by the robustness sweep.) A screenshot per
-notebook lands in test-artifacts/screenshots/.
+restore it exactly) without the kernel printing a warning or a traceback; at
+each end the picture the browser drew (browser_view.js's SVG) must show what the
+panel's static twin shows when matplotlib draws it in the kernel at the same
+values: every cell's colour, number and ink, the colour bar's and value axis'
+labels, the bars, the read-outs (tools/pictures.py). (The other entries of a
+matrix are the same widget wired the same way; every one of them is moved to
+both ends, its values and scales checked, by the robustness sweep.) A
+screenshot per notebook lands in test-artifacts/screenshots/.
 
 Run only these with `python -m pytest -m browser`, skip them with -m "not browser".
 They need Chromium (see HOW_TO_ENABLE in tools/jupyterlab_driver.py); without it they skip,
@@ -18,7 +22,7 @@ except in CI (CI=true), where a missing browser is a failure.
 
 from __future__ import annotations
 
-import os
+import json
 import shutil
 import time
 from pathlib import Path
@@ -26,43 +30,23 @@ from pathlib import Path
 import pytest
 
 from tools.jupyterlab_driver import (
-    HOW_TO_ENABLE,
     JupyterLab,
     alive,
-    chromium,
     close_documents,
     descendants,
-    find_chromium,
     iopub_errors,
+    kernel_output,
     open_notebook,
     run_all,
 )
 from tools.notebooks import NOTEBOOKS
+from tools.pictures import DOM_FACTS, FACTS, differences
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 CHANGE_TIMEOUT = 10.0  # seconds for the kernel to answer a slider move; it takes ~0.05 s
-
-
-def _missing(reason: str):
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true and {reason}: {HOW_TO_ENABLE}")
-    pytest.skip(f"{reason}: {HOW_TO_ENABLE}")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _missing("the playwright package is not installed (pip install -e '.[test]')")
-    path = find_chromium()
-    if path is None or not os.access(path, os.X_OK):
-        _missing(f"no Chromium found (looked at $CHROMIUM_PATH and the PATH; got {path!r})")
-    with chromium(path) as context:
-        yield context
 
 
 @pytest.fixture(scope="module")
@@ -205,6 +189,26 @@ def exercise_sliders(page) -> tuple[int, list[str]]:
     return n, problems
 
 
+# In the kernel: the facts of the panel whose browser view has this uid, as JSON.
+_TWIN = FACTS + """
+import json as _json, attention_helpers as _ah
+_panel = next(v for v in list(globals().values()) if isinstance(v, _ah.Panel) and v.view is not None
+              and v.view.spec["uid"] == {uid!r})
+print(_json.dumps(_picture_facts(_panel)))
+"""
+
+
+def same_picture(page, handle, where: str) -> list[str]:
+    """The browser's picture of the panel `handle` belongs to shows what its static twin, drawn
+    by matplotlib in the kernel at the same slider values, shows (tools/pictures.py)."""
+    drawn = handle.evaluate(f"h => ({DOM_FACTS})(h.closest('.jp-OutputArea'))")
+    if drawn is None:
+        return [f"{where}: the panel shows no browser picture"]
+    uid = handle.evaluate("h => h.closest('.jp-OutputArea').querySelector('.ah-picture').dataset.uid")
+    static = json.loads(kernel_output(page, _TWIN.replace("{uid!r}", repr(uid))).strip().splitlines()[-1])
+    return differences(static, drawn, where)
+
+
 def _move_with_keys(page, handle, name) -> list[str]:
     problems = []
     # noUiSlider's own API: the exact value (aria-valuenow is rounded), the step and the range.
@@ -213,7 +217,9 @@ def _move_with_keys(page, handle, name) -> list[str]:
     steps = (slider["value"] - slider["min"]) / slider["step"]
     start_value, start = handle.get_attribute("aria-valuenow"), _settle(page, handle)
     top_value, top = _press(page, handle, "End")
+    problems += same_picture(page, handle, f"{name} at {top_value} (End)")
     bottom_value, bottom = _press(page, handle, "Home")
+    problems += same_picture(page, handle, f"{name} at {bottom_value} (Home)")
     for key, value_before, value, before, after in (("End", start_value, top_value, start, top),
                                                     ("Home", top_value, bottom_value, top, bottom)):
         if value != value_before and after == before:

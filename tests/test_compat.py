@@ -1,16 +1,15 @@
 """The course where classes run it: the lowest supported versions, from the student copy.
 
 One separate venv holds the lowest version of every range in pyproject.toml
-(numpy, matplotlib, ipywidgets) and the kernel's own packages at
+(numpy, matplotlib, ipywidgets, anywidget) and the kernel's own packages at
 their locked versions, and NOT the helper package: every notebook must find
 it through its setup cell, as in a clone on a hub or a laptop that never ran
 `pip install`. The notebooks run from the student copy a teacher hands out
 (scripts/make_student_copy.py), so the same run shows the copy is complete.
 Each notebook runs top to bottom (cells tagged
 raises-exception may raise, no other) and then every slider of every panel
-goes to both ends (finite values and a picture at each); outputs are not compared
-(the locked environment's nbval does that), nor the live picture with a full draw
-(the robustness test does that, at every end of the same sliders).
+goes to both ends (finite values at each, and the picture sent what the panel computes);
+outputs are not compared (the locked environment's nbval does that).
 
 The venv is built once, in .cache/compat-venv/ (git-ignored), keyed on its
 requirements and the Python version, and reused until they change.
@@ -32,7 +31,7 @@ from packaging.version import Version
 
 from scripts.make_student_copy import write_copy
 from tools.project import RUNTIME, UV_OPTIONS, locked, uv_install
-from tools.sweep import SWEEP_ENDS_ONLY
+from tools.sweep import SWEEP
 
 pytestmark = pytest.mark.compat
 
@@ -141,15 +140,15 @@ def test_notebook_runs_from_the_student_copy_at_the_lowest_versions(compat_pytho
     # -I: no PYTHONPATH, no user site, and not the current folder on sys.path, so nothing
     # but the setup cell can make the helper importable
     notebook = student_copy / "notebooks" / path.name
-    result = subprocess.run([compat_python, "-I", "-c", RUNNER, str(notebook)], input=SWEEP_ENDS_ONLY,
+    result = subprocess.run([compat_python, "-I", "-c", RUNNER, str(notebook)], input=SWEEP,
                             capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout.splitlines()[-1])
     # The setup cell found the helper in the copy, next to its notebooks/.
     assert Path(report["helper"]) == student_copy / "attention_helpers" / "__init__.py"
-    for name, key, _attr, end, finite, png_bytes, *_ in report["sweep"]:
+    for name, key, _attr, end, finite, drawn, *_ in report["sweep"]:
         assert finite, f"{name}: {key} at {end} gives a value that is not finite"
-        assert png_bytes > 0, f"{name}: {key} at {end} left the panel without a picture"
+        assert drawn, f"{name}: {key} at {end}: the picture was not sent what the panel computes"
 
 
 def test_installing_the_helper_keeps_every_version_already_in_range(compat_python, tmp_path):

@@ -337,21 +337,30 @@ def test_repo2docker_dockerfile_installs_environment_and_helper_package(tmp_path
 def test_the_wheel_a_hub_installs_has_every_module_and_the_checkpoint_and_builds_without_warning(tmp_path):
     """A hub image installs the helper not editable (teachers/hub_admin.md): from a wheel, which
     holds only what pyproject.toml's packages and package-data name. Notebook 10 loads its
-    trained checkpoint from attention_helpers/data/; setuptools warns about a folder of data
-    it sees as a package but is not told of, and says it may leave such a folder out."""
+    trained checkpoint from attention_helpers/data/, every panel its browser view's ES module
+    (browser_view.js); setuptools warns about a folder of data it sees as a package but is not
+    told of, and says it may leave such a folder out."""
     from uv import find_uv_bin
 
-    result = subprocess.run([find_uv_bin(), "build", "--wheel", "--out-dir", str(tmp_path), str(ROOT)],
+    # From the tracked files alone, as a fresh clone has them (a working copy's build/ folder
+    # would hand the wheel whatever an earlier build left there, deleted modules too).
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    source = tmp_path / "clone"
+    for name in tracked:
+        if name.startswith("attention_helpers/") or name in ("pyproject.toml", "README.md", "LICENSE"):
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    result = subprocess.run([find_uv_bin(), "build", "--wheel", "--out-dir", str(tmp_path), str(source)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "absent from the `packages` configuration" not in result.stderr, result.stderr[-3000:]
     (wheel,) = tmp_path.glob("attention_helpers-*.whl")
-    inside = set(zipfile.ZipFile(wheel).namelist())
-    shipped = subprocess.run(["git", "ls-files", "attention_helpers"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.split()
-    wanted = {name for name in shipped if name.endswith((".py", ".npz"))}
-    assert "attention_helpers/data/tiny_model.npz" in wanted
-    assert wanted <= inside, f"the wheel lacks {sorted(wanted - inside)}"
+    inside = {name for name in zipfile.ZipFile(wheel).namelist() if name.startswith("attention_helpers/")}
+    wanted = {name for name in tracked if name.startswith("attention_helpers/")
+              and name.endswith((".py", ".npz", ".js"))}
+    assert {"attention_helpers/data/tiny_model.npz", "attention_helpers/browser_view.js"} <= wanted
+    assert wanted == inside, f"the wheel lacks {sorted(wanted - inside)}, has more: {sorted(inside - wanted)}"
 
 
 @pytest.mark.parametrize("python", PYTHONS)

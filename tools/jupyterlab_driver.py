@@ -356,14 +356,21 @@ def iopub_errors(page, clear: bool = False) -> list[str]:
 
 
 # Page-side helpers. __view(scope) is a signature of what a cell's output
-# shows: a hash of the pixels of every <img> and <canvas>, plus the text of
-# HTML read-outs, so two calls differ exactly when the picture changed.
-# __state(scope) is a cheap stand-in (image addresses) for polling. Neither
+# shows: a hash of the pixels of every <img> and <canvas>, of the SVG the
+# panels' browser view draws, plus the text of read-outs, so two calls differ
+# exactly when the picture changed. __state(scope) is a cheap stand-in (image
+# addresses, how many pictures each view has drawn) for polling. Neither
 # counts a panel's "picture in words" (a <details> under the picture): it
 # follows a quarter second after a slider rests, and tests/test_alt_text.py
 # checks it in the kernel.
 PAGE_HELPERS = """
+window.__hash = (text) => {
+    let x = 2166136261;
+    for (let i = 0; i < text.length; i++) x = Math.imul(x ^ text.charCodeAt(i), 16777619);
+    return (x >>> 0).toString(16);
+};
 window.__sig = (el) => {
+    if (el.tagName === 'svg') return 'svg:' + window.__hash(el.outerHTML);
     const w = el.naturalWidth || el.width, h = el.naturalHeight || el.height;
     if ((el.tagName === 'IMG' && !el.complete) || !w || !h) return 'empty';
     const c = document.createElement('canvas');
@@ -376,15 +383,34 @@ window.__sig = (el) => {
     return w + 'x' + h + ':' + (x >>> 0).toString(16);
 };
 window.__scope = (handle) => handle.closest('.jp-OutputArea') || document.body;
-window.__readouts = (scope) => [...scope.querySelectorAll('.widget-html-content')]
+window.__readouts = (scope) => [...scope.querySelectorAll('.widget-html-content, .ah-readout, .ah-error')]
     .filter(e => !e.querySelector('details')).map(e => e.textContent).join(' ');
+window.__pictures = (scope) => [...scope.querySelectorAll('img, canvas, .ah-picture svg')];
 window.__view = (scope) =>
-    [...scope.querySelectorAll('img, canvas')].map(window.__sig).join(' ') + ' | ' + window.__readouts(scope);
+    window.__pictures(scope).map(window.__sig).join(' ') + ' | ' + window.__readouts(scope);
 // Cheaper than __view, for polling: changes whenever a picture or read-out is replaced.
 window.__state = (scope) =>
-    [...scope.querySelectorAll('img')].map(e => e.src.slice(-60)).join(' ') + ' | '
+    [...scope.querySelectorAll('img')].map(e => e.src.slice(-60)).join(' ') + ' '
+    + [...scope.querySelectorAll('.ah-picture')].map(e => e.dataset.frame).join(' ') + ' | '
     + window.__readouts(scope);
 window.__kernelIdle = () =>
     window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus === 'idle'
     && !(window.__inFlight && window.__inFlight.size);
 """
+
+
+def kernel_output(page, code: str) -> str:
+    """Run `code` in the open notebook's kernel (as a cell would, without a cell) and return what
+    it printed."""
+    return page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({code, silent: false, store_history: false});
+        let out = '', error = null;
+        future.onIOPub = msg => {
+            if (msg.header.msg_type === 'stream') out += msg.content.text;
+            if (msg.header.msg_type === 'error') error = msg.content.ename + ': ' + msg.content.evalue;
+        };
+        await future.done;
+        if (error) throw new Error(error);
+        return out;
+    }""", code)
