@@ -158,7 +158,7 @@ class Panel:
         # NumPy's print options belong to a thread: a callback borrows the notebook's.
         self._printoptions = np.get_printoptions()
         self._holding = False
-        self._shown = self._results_now = None  # the slider values of the picture shown, and its results
+        self._shown = self._results_now = None  # the sliders' settings of the picture shown, and its results
         self.fallback_reason = None  # why the pictures are drawn in the kernel, if they are
         self.view = self.image = None
         self.readout, self.described = W.HTML(), W.HTML()  # the kernel's pictures' read-out and words
@@ -179,12 +179,16 @@ class Panel:
     def values(self, settings=None) -> dict:
         """Weight matrices and control values by name: the sliders' current ones,
         or those of `settings` ({slider key: value}) where it has a key."""
-        settings = {key: s.value for key, s in self.sliders.items()} | dict(settings or {})
+        settings = self._settings() | dict(settings or {})
         out = {name: np.zeros(shape) for name, shape in self._shapes.items()}
         for key, (name, ij) in self._entries.items():
             out[name][ij] = _clean(settings[key])
         out.update({name: _clean(settings[name]) for name in self.controls})
         return out
+
+    def _settings(self) -> dict:
+        """{slider key: its value now}: what a picture is drawn from."""
+        return {key: s.value for key, s in self.sliders.items()}
 
     def outputs(self) -> list:
         """What the views show right now, in view order."""
@@ -244,7 +248,7 @@ class Panel:
             self.readout.value = "<pre>" + html.escape("\n".join(texts)) + "</pre>" if texts else ""
             png = _full_draw(self.figure)
             self.image.value = _address(png) if _DATA_ADDRESS else png
-        self._shown, self._results_now = self.values(), results  # (the lock holds the sliders still)
+        self._shown, self._results_now = self._settings(), results  # (the lock holds the sliders still)
         if not moving:  # a cell's redraw: its words at once; a slider's, once it rests (the view asks)
             self._refresh_words()
         elif self.view is None:
@@ -267,7 +271,7 @@ class Panel:
 
     def _on_change(self, change) -> None:
         with self._lock:
-            if self._holding or _same(self.values(), self._shown):
+            if self._holding or self._settings() == self._shown:
                 return  # e.g. a slider clamped by another's observer: one move, drawn once
             if self.view is not None and not self.view.rendered and _from_a_page(change["owner"]):
                 # A page moved a slider, so it runs widgets, but it never drew this picture.
@@ -527,12 +531,6 @@ def _value_range(*results) -> tuple[float, float]:
     values = np.concatenate([np.ravel(np.asarray(r, dtype=float)) for r in results])
     values = values[np.isfinite(values)]
     return (float(values.min()), float(values.max())) if values.size else (np.inf, -np.inf)
-
-
-def _same(values, shown) -> bool:
-    """True if `values` (from Panel.values) are those of the picture shown."""
-    return shown is not None and values.keys() == shown.keys() and all(
-        np.array_equal(values[name], shown[name]) for name in values)
 
 
 def _and(words) -> str:

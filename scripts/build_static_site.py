@@ -16,18 +16,24 @@ teachers/ or solutions/ (such a link keeps its text and loses its target), so
 it can be published where students read it. Links between pages are
 rewritten (.ipynb and .md to .html); a link to another file of the
 repository (a test, a script) points to it on the course's repository, at
-its release tag. The pages load nothing from the network: no script at all
-(nbconvert's pages would fetch require.js and MathJax from a CDN): formulas
+its release tag. The pages load nothing from the network (nbconvert's pages
+would fetch require.js, MathJax and the widget manager from a CDN): formulas
 are turned into plain text with sub- and superscripts (√d_k, QKᵀ, Σ), good
-enough for the course's formulas; live panels show their text representation
-and the static picture that follows each of them. Every image keeps the
-description the plotting helpers stored as its alt text.
+enough for the course's formulas. A live panel shows its first picture, drawn
+from the numbers saved with the notebook (its widget state) by the same ES
+module that draws it in JupyterLab, inlined in the page with a small
+stand-in for the widget manager (static_site/panels.js); without JavaScript
+the picture saved beside it (a PNG) shows instead, and the static twin
+follows each panel as in the notebook. Every image keeps the description the
+plotting helpers stored as its alt text.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import html
+import json
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -41,6 +47,8 @@ from scripts import set_repository
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+PANELS_JS = Path(__file__).resolve().parent / "static_site" / "panels.js"
 
 
 def repository_url() -> str:
@@ -82,17 +90,58 @@ def math_to_text(markdown: str) -> str:
     return "".join(parts)
 
 
+def browser_views(state: dict, model_id: str) -> list[str]:
+    """The browser views (attention_helpers.browser_view.BrowserView) a widget holds, in the
+    saved widget state: a panel is a box of sliders and its view."""
+    model = state.get(model_id, {})
+    if model.get("state", {}).get("_anywidget_id") == "attention_helpers.browser_view.BrowserView":
+        return [model_id]
+    children = model.get("state", {}).get("children", [])
+    return [found for child in children for found in browser_views(state, child.removeprefix("IPY_MODEL_"))]
+
+
+def saved_view(model: dict) -> dict:
+    """What panels.js needs of a saved BrowserView: its traits, its numbers in base64."""
+    traits = model["state"]
+    values = next((b["data"] for b in model.get("buffers", []) if b["path"] == ["values"]), "")
+    return {"spec": traits["spec"], "extras": traits.get("extras", {}),
+            "description": traits.get("description", ""), "values": values,
+            "_esm": traits["_esm"], "_css": traits.get("_css", "")}
+
+
+def panel_html(views: list[str], output) -> str:
+    """A live panel on the static page: its sentence, a holder per browser view (panels.js draws
+    the picture there), and the saved picture, shown where no script runs."""
+    data = output.get("data", {})
+    sentence = html.escape(data.get("text/plain", ""))
+    png = data.get("image/png")
+    alt = html.escape(output.get("metadata", {}).get("image/png", {}).get("alt", ""), quote=True)
+    fallback = f'<img class="ah-fallback" src="data:image/png;base64,{png}" alt="{alt}">' if png else ""
+    holders = "".join(f'<div class="ah-static-panel" data-view="{v}">{fallback if k == 0 else ""}</div>'
+                      for k, v in enumerate(views))
+    return f'<p class="ah-panel-sentence">{sentence}</p>{holders}'
+
+
 def as_notebook(source: Path):
-    """The notebook to render: a notebook itself, or a markdown file as one markdown cell."""
+    """The notebook to render: a notebook itself, or a markdown file as one markdown cell. A live
+    panel's output becomes its picture (panel_html), and the views it draws go into the
+    notebook's metadata ("ah_views"), for `exported` to put into the page."""
     if source.suffix == ".ipynb":
         nb = nbformat.read(ROOT / source, as_version=4)
-        nb.metadata.pop("widgets", None)  # the widget state: only a kernel can use it
+        widgets = nb.metadata.pop("widgets", {})  # the widget state: the panels' saved numbers
+        state = widgets.get(WIDGET_STATE, {}).get("state", {})
+        shown = {}
         for cell in nb.cells:
             if cell.cell_type == "markdown":
                 cell.source = math_to_text(cell.source)
             for output in cell.get("outputs", []):
-                # Without a kernel a live panel cannot run: show its text representation instead.
-                output.get("data", {}).pop(WIDGET_VIEW, None)
+                view = output.get("data", {}).pop(WIDGET_VIEW, None)
+                views = browser_views(state, view["model_id"]) if view else []
+                if views:
+                    shown.update({v: saved_view(state[v]) for v in views})
+                    output["data"] = {"text/html": panel_html(views, output)}
+                    output["metadata"] = {}
+        nb.metadata["ah_views"] = shown
         return nb
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_markdown_cell((ROOT / source).read_text(encoding="utf-8")))
@@ -175,7 +224,22 @@ def exported(source: Path, modified: int) -> str:
         first = re.search(r"^# (.+)$", (ROOT / source).read_text(encoding="utf-8"), re.M)
         nb.metadata["title"] = first.group(1) if first else "Attention math, step by step"
     exporter = HTMLExporter(template_name="static_site", extra_template_basedirs=[str(ROOT / "scripts")])
-    return exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})[0]
+    page = exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})[0]
+    return with_panels(page, nb.metadata.get("ah_views", {}))
+
+
+def with_panels(page: str, views: dict) -> str:
+    """The page with what its panels' pictures need, inline (nothing fetched): the saved views
+    as JSON, the browser view's style and ES module (as saved with them), and panels.js."""
+    if not views:
+        return page
+    first = next(iter(views.values()))
+    data = {k: {key: v for key, v in view.items() if not key.startswith("_")} for k, view in views.items()}
+    inline = lambda text: text.replace("</", "<\\/")  # noqa: E731 - nothing in it may end the script
+    scripts = (f"<style>{first['_css']}</style>\n"
+               f'<script type="application/json" id="ah-views">{inline(json.dumps(data))}</script>\n'
+               f'<script type="module">\n{inline(first["_esm"])}\n{inline(PANELS_JS.read_text())}</script>\n')
+    return page.replace("</body>", scripts + "</body>", 1)
 
 
 def build(out_dir: Path, teachers: bool = False) -> list[Path]:

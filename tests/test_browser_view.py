@@ -55,8 +55,8 @@ def draw(page, panel) -> str:
 def send(page, name, panel) -> None:
     """What the kernel's message of a move does: the view's new numbers and extras, in one go."""
     state = view_state(panel.view)
-    page.evaluate("""([id, s]) => { window.__set(id, 'extras', s.extras); window.__set(id, 'values', s.values); }""",
-                  [name, state])
+    page.evaluate("([id, s]) => { window.__set(id, 'extras', s.extras); "
+                  "window.__set(id, 'values', s.values) }", [name, state])
 
 
 def drawn(page, name) -> dict:
@@ -89,7 +89,8 @@ def log_panel():
 
 def states_panel():
     steps = W.IntSlider(value=2, min=0, max=4, description="steps")
-    states = {2: ("now", "#fde725"), 1: ("done", "#21918c"), 0: ("to come", "#8c9ec4"), -1: ("skipped", "#4d4d4d")}
+    states = {2: ("now", "#fde725"), 1: ("done", "#21918c"), 0: ("to come", "#8c9ec4"),
+              -1: ("skipped", "#4d4d4d")}
     return ah.Panel(lambda steps: [np.where(np.arange(16).reshape(4, 4) < 4 * steps, 1.0, 0.0)
                                    - np.triu(np.ones((4, 4)), 1)],
                     [dict(kind="heatmap", categories=states, title="tiles")], controls={"steps": steps})
@@ -111,7 +112,8 @@ def test_numbers_are_written_as_python_writes_them_ties_included(page):
 
 def test_a_value_picks_the_colour_matplotlib_picks(page):
     cmap = matplotlib.colormaps["viridis"]
-    normalised = [-0.5, -1e-12, 0.0, 1e-12, 0.5 / 256, 1 / 256, 0.5, 127.999 / 256, 0.999999, 1.0, 1.0 + 1e-12, 3.0]
+    normalised = [-0.5, -1e-12, 0.0, 1e-12, 0.5 / 256, 1 / 256, 0.5, 127.999 / 256, 0.999999, 1.0,
+                  1.0 + 1e-12, 3.0]
     picked = page.evaluate("vs => vs.map(v => window.__module.colourIndex(v, 256))", normalised)
     lut = [matplotlib.colors.to_hex(c) for c in cmap(np.arange(256))]
     assert [lut[k] for k in picked] == [matplotlib.colors.to_hex(cmap(v)) for v in normalised]
@@ -176,8 +178,9 @@ def test_the_view_says_it_has_drawn_and_asks_for_its_words_once_it_rests(page):
     assert page.evaluate("id => document.getElementById(id).querySelector('details p').textContent", name) \
         == "three cells"
     svg = page.evaluate("""id => { const s = document.getElementById(id).querySelector('svg');
+        const words = document.getElementById(s.getAttribute('aria-describedby'));
         return {role: s.getAttribute('role'), title: s.querySelector('title').textContent,
-                described: document.getElementById(s.getAttribute('aria-describedby')).textContent}; }""", name)
+                described: words.textContent}; }""", name)
     assert svg == {"role": "img", "title": "Live picture: weights, scores and q, first entry",
                    "described": "three cells"}
 

@@ -9,6 +9,7 @@ nothing is loaded from the network. The checkers are tested on pages that
 break each rule.
 """
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from attention_helpers.alt_text import tex_to_text
 from scripts import build_static_site, set_repository
+from tools.pictures import DOM_FACTS, facts_from_saved
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,10 +47,11 @@ class Page(HTMLParser):
             self.headings.append(int(tag[1]))
         if tag == "a" and "href" in attrs:
             self.links.append(attrs["href"])
-        if tag == "script" or (tag in ("img", "iframe", "link", "source") and
-                               re.match(r"https?:", attrs.get("src") or attrs.get("href") or "")
-                               and not (tag == "link" and attrs.get("rel") not in ("stylesheet", None))):
-            self.loads.append(f"<{tag} {attrs}>")
+        if (tag == "script" and attrs.get("src")) or (
+                tag in ("img", "iframe", "link", "source")
+                and re.match(r"https?:", attrs.get("src") or attrs.get("href") or "")
+                and not (tag == "link" and attrs.get("rel") not in ("stylesheet", None))):
+            self.loads.append(f"<{tag} {attrs}>")  # a script may be inline, never fetched
 
 
 def alt_problems(page: Page) -> list[str]:
@@ -89,10 +92,15 @@ def link_problems(page: Page, site: dict[str, Page]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site_folder(tmp_path_factory):
     out = tmp_path_factory.mktemp("static")
     build_static_site.main([str(out)])
-    return {path.name: Page(path.read_text(encoding="utf-8")) for path in out.glob("*.html")}
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(site_folder):
+    return {path.name: Page(path.read_text(encoding="utf-8")) for path in site_folder.glob("*.html")}
 
 
 @pytest.fixture(scope="module")
@@ -176,9 +184,49 @@ def test_the_pages_load_nothing_from_the_network(site):
 
 
 def test_live_panels_are_not_left_as_empty_widget_placeholders(site):
-    # Without a kernel a widget cannot render: the page shows the output's text instead.
+    # Without a kernel no widget manager runs: each panel is a holder of its first picture instead.
     placeholders = [name for name, page in site.items() if "widget-view+json" in page.text]
     assert not placeholders, f"pages with live-widget placeholders that stay empty: {placeholders}"
+    for name in NOTEBOOK_PAGES:
+        if name.startswith("cheat"):
+            continue
+        text = site[name].text
+        holders = re.findall(r'class="ah-static-panel" data-view="([0-9a-f]+)">(<img[^>]*"ah-fallback")?',
+                             text)
+        assert holders and holders[0][1], f"{name}: no panel with its saved picture"
+        saved = json.loads(re.search(r'<script type="application/json" id="ah-views">(.*?)</script>',
+                                     text, re.S).group(1))
+        assert {view for view, _ in holders} <= set(saved), f"{name}: a panel without its saved numbers"
+
+
+@pytest.mark.browser
+def test_each_panel_shows_its_first_picture_without_a_kernel(site_folder, browser):
+    """The static pages in Chromium, from files (no server): each panel is drawn from its saved numbers
+    by the browser view's module, showing what those numbers give with matplotlib's colour maps and
+    the helper's number format (tools/pictures.py); nothing is fetched and nothing fails."""
+    page = browser.new_page()
+    problems, fetched = [], []
+    page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("request", lambda r: r.url.startswith(("http:", "https:")) and fetched.append(r.url))
+    for name in NOTEBOOK_PAGES:
+        if name.startswith("cheat"):
+            continue
+        page.goto((site_folder / name).as_uri())
+        saved = json.loads(page.inner_text("#ah-views"))
+        for holder in page.query_selector_all(".ah-static-panel"):
+            view = holder.get_attribute("data-view")
+            drawn = holder.evaluate(f"h => ({DOM_FACTS})(h)")
+            assert drawn and drawn["svg"] and drawn["frame"] == 1, f"{name}: panel {view} not drawn"
+            assert holder.query_selector(".ah-fallback") is None  # drawn: the saved PNG made way
+            want = facts_from_saved(saved[view])
+            assert len(drawn["charts"]) == len(want["charts"]), f"{name}: panel {view}"
+            for k, (shown, expected) in enumerate(zip(drawn["charts"], want["charts"])):
+                assert {key: shown[key] for key in expected} == expected, f"{name}: panel {view}, chart {k}"
+            assert [t.strip() for t in drawn["texts"]] == [("\n".join(want["texts"])).strip()] * bool(
+                want["texts"]), f"{name}: panel {view}'s read-out"
+    page.close()
+    assert not problems and not fetched, (problems, fetched)
 
 
 def test_formulas_are_readable_without_mathjax():

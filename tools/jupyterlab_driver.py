@@ -385,9 +385,9 @@ window.__sig = (el) => {
 window.__scope = (handle) => handle.closest('.jp-OutputArea') || document.body;
 window.__readouts = (scope) => [...scope.querySelectorAll('.widget-html-content, .ah-readout, .ah-error')]
     .filter(e => !e.querySelector('details')).map(e => e.textContent).join(' ');
-window.__pictures = (scope) => [...scope.querySelectorAll('img, canvas, .ah-picture svg')];
+window.__pictureElements = (scope) => [...scope.querySelectorAll('img, canvas, .ah-picture svg')];
 window.__view = (scope) =>
-    window.__pictures(scope).map(window.__sig).join(' ') + ' | ' + window.__readouts(scope);
+    window.__pictureElements(scope).map(window.__sig).join(' ') + ' | ' + window.__readouts(scope);
 // Cheaper than __view, for polling: changes whenever a picture or read-out is replaced.
 window.__state = (scope) =>
     [...scope.querySelectorAll('img')].map(e => e.src.slice(-60)).join(' ') + ' '

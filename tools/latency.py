@@ -81,11 +81,12 @@ class ServerTimes:
         return None
 
 
-# The targets of the course's performance work, for this benchmark on the development machine.
-TARGET_P50_MS, TARGET_P95_MS, TARGET_DRAG_PER_S, TARGET_RATIO = 50.0, 100.0, 15.0, 0.3
+# The targets of the course's performance work (the design, issue #62), for this benchmark on a
+# 2-core machine: every panel's p50 and p95, and below the pre-drawn PNG floor of the same run.
+TARGET_P50_MS, TARGET_P95_MS, TARGET_DRAG_PER_S = 20.0, 40.0, 30.0
 
 
-def targets(rows, baseline) -> list[tuple[str, bool, str]]:
+def targets(rows, floor) -> list[tuple[str, bool, str]]:
     """Each target as (what, held, the figure that decides it), from the unrounded figures."""
     highest = max(rows, key=lambda r: r["p50"])
     highest_p95 = max(rows, key=lambda r: r["p95"])
@@ -101,11 +102,9 @@ def targets(rows, baseline) -> list[tuple[str, bool, str]]:
                  slowest_drag["drag"]["per_second"] >= TARGET_DRAG_PER_S,
                  f"lowest {slowest_drag['drag']['per_second']:.2f}/s, {slowest_drag['name']}"),
                 ("every drag ends on the last value", not stale, ", ".join(stale) or "all do")]
-    ratio = highest["p50"] / baseline["p50"]
-    out.append((f"slowest p50 / baseline p50 <= {TARGET_RATIO}", ratio <= TARGET_RATIO,
-                f"{highest['p50']:.1f} / {baseline['p50']:.1f} = {ratio:.3f}"))
+    out.append(("every p50 below the pre-drawn PNG floor's", highest["p50"] < floor["p50"],
+                f"highest {highest['p50']:.1f} ms against the floor's {floor['p50']:.1f} ms"))
     return out
-
 
 
 def arguments(argv=None) -> argparse.Namespace:

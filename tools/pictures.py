@@ -43,14 +43,16 @@ def _picture_facts(panel):
         elif isinstance(artist, _ah.Heatmap):
             values = _np.asarray(artist.image.get_array().filled(_np.nan), dtype=float)
             colours = artist.image.to_rgba(_np.nan_to_num(values))
-            cells = [["masked" if _np.isnan(values[i, j]) and artist.categories is None else _hex(colours[i, j])
-                      for j in range(values.shape[1])] for i in range(values.shape[0])]
+            hatched = _np.isnan(values) & (artist.categories is None)
+            cells = [["masked" if hatched[i, j] else _hex(colours[i, j]) for j in range(values.shape[1])]
+                     for i in range(values.shape[0])]
             numbers = [[t.get_text() for t in row] for row in artist.texts]
             inks = [[_hex(t.get_color()) if t.get_text() else "" for t in row] for row in artist.texts]
             ticks = (_on_axis(artist.colorbar.ax, artist.colorbar.ax.yaxis.get_ticklabels())
                      if artist.colorbar is not None else [])
-            charts.append({"kind": "heatmap", "cells": cells, "numbers": numbers, "inks": inks, "ticks": ticks,
-                           "masked_key": bool(artist.legend is not None and artist.legend.get_visible())})
+            key = bool(artist.legend is not None and artist.legend.get_visible())
+            charts.append({"kind": "heatmap", "cells": cells, "numbers": numbers, "inks": inks,
+                           "ticks": ticks, "masked_key": key})
         else:
             numbers = [t.get_text() for t in artist.texts] if artist.texts[0].get_visible() else []
             ticks = _on_axis(artist.ax, artist.ax.get_yticklabels())
@@ -79,19 +81,24 @@ DOM_FACTS = r"""
   };
   const charts = [...box.querySelectorAll('svg > g[data-chart]')].map(g => {
     if (g.classList.contains('ah-heatmap')) {
-      const rects = [...g.querySelectorAll('rect[data-row]')], nums = [...g.querySelectorAll('text.ah-number')];
-      const rows = Math.max(...rects.map(r => +r.dataset.row)) + 1, cols = Math.max(...rects.map(r => +r.dataset.col)) + 1;
+      const rects = [...g.querySelectorAll('rect[data-row]')];
+      const nums = [...g.querySelectorAll('text.ah-number')];
+      const rows = Math.max(...rects.map(r => +r.dataset.row)) + 1;
+      const cols = Math.max(...rects.map(r => +r.dataset.col)) + 1;
       const grid = (f) => [...Array(rows)].map((_, i) => [...Array(cols)].map((_, j) => f(i * cols + j)));
       const key = g.querySelector('.ah-key');
       return {kind: 'heatmap', cells: grid(k => colour(rects[k].getAttribute('fill'))),
-              numbers: grid(k => nums[k].textContent), inks: grid(k => nums[k].textContent ? colour(nums[k].getAttribute('fill')) : ''),
+              numbers: grid(k => nums[k].textContent),
+              inks: grid(k => nums[k].textContent ? colour(nums[k].getAttribute('fill')) : ''),
               ticks: [...g.querySelectorAll('.ah-ticks text')].map(t => t.textContent),
               masked_key: !!key && key.getAttribute('visibility') === 'visible'};
     }
     const nums = [...g.querySelectorAll('text.ah-number')];
-    return {kind: 'bars', numbers: nums[0] && nums[0].getAttribute('visibility') !== 'hidden' ? nums.map(t => t.textContent) : [],
+    const shown = nums[0] && nums[0].getAttribute('visibility') !== 'hidden';
+    return {kind: 'bars', numbers: shown ? nums.map(t => t.textContent) : [],
             ticks: [...g.querySelectorAll('.ah-axis text')].map(t => t.textContent),
-            heights: [...g.querySelectorAll('rect[data-bar]')].map(r => Math.round(10 * Number(r.getAttribute('height'))) / 10)};
+            heights: [...g.querySelectorAll('rect[data-bar]')]
+              .map(r => Math.round(10 * Number(r.getAttribute('height'))) / 10)};
   });
   const readout = box.querySelector('pre.ah-readout');
   const texts = readout && readout.textContent ? [readout.textContent] : [];
@@ -118,7 +125,8 @@ async (esm) => {
     window.__sent[id] = [];
     const model = {get: k => traits[k], set: (k, v) => { traits[k] = v; }, save_changes() {},
                    send: m => window.__sent[id].push(m),
-                   on: (e, f) => (on[e] = on[e] || []).push(f), off: (e, f) => { on[e] = (on[e] || []).filter(g => g !== f); }};
+                   on: (e, f) => (on[e] = on[e] || []).push(f),
+                   off: (e, f) => { on[e] = (on[e] || []).filter(g => g !== f); }};
     window.__models[id] = {traits, on};
     const el = document.createElement('div');
     el.id = id;
@@ -157,7 +165,8 @@ def differences(static: dict, drawn: dict | None, where: str = "") -> list[str]:
     if drawn.get("error"):
         problems.append(f"{where}: the picture says {drawn['error']!r}")
     if len(drawn["charts"]) != len(static["charts"]):
-        return problems + [f"{where}: {len(drawn['charts'])} charts drawn, {len(static['charts'])} in the twin"]
+        counts = len(drawn["charts"]), len(static["charts"])
+        return problems + [f"{where}: {counts[0]} charts drawn, {counts[1]} in the twin"]
     for k, (a, b) in enumerate(zip(static["charts"], drawn["charts"])):
         for key in a:
             if a[key] != b.get(key) and not (key == "heights" and _close(a[key], b.get(key))):
@@ -170,3 +179,44 @@ def differences(static: dict, drawn: dict | None, where: str = "") -> list[str]:
 def _close(a, b, tolerance=1.01) -> bool:
     """Bar heights in pixels, to a pixel: matplotlib snaps a bar's edges to the pixel grid."""
     return b is not None and len(a) == len(b) and all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
+def facts_from_saved(view: dict) -> dict:
+    """What a saved browser view (the spec, extras and base64 values of a BrowserView, as
+    scripts/build_static_site.py keeps them) must show, worked out here with matplotlib's
+    colour maps and the helper's number format, not with the ES module: for the static pages.
+    Per chart: a heatmap's cells, numbers and inks; a bar chart's numbers (None where it writes none)."""
+    import base64
+
+    import matplotlib as mpl
+    import numpy as np
+
+    from attention_helpers.plots import _number, ink_for
+
+    values = np.frombuffer(base64.b64decode(view["values"]), dtype="<f8")
+    charts = []
+    for chart in view["spec"]["charts"]:
+        if chart["kind"] == "bars":
+            v = values[chart["offset"]:chart["offset"] + len(chart["bars"])]
+            charts.append({"numbers": [_number(x, chart["fmt"]) for x in v] if chart["value_labels"] else []})
+            continue
+        rows, cols = chart["shape"]
+        v = values[chart["offset"]:chart["offset"] + rows * cols].reshape(rows, cols)
+        if chart["categories"]:
+            colour = {c["value"]: c["colour"] for c in chart["categories"]}
+            charts.append({"cells": [[colour[x] for x in row] for row in v],
+                           "numbers": [[""] * cols for _ in range(rows)]})
+            continue
+        k = len(charts)
+        scale = view["extras"].get("scales", {}).get(str(k)) or chart["scale"]
+        rgba = mpl.colors.ListedColormap(chart["lut"])(mpl.colors.Normalize(scale["lo"], scale["hi"])(v))
+        mask = np.asarray(chart["mask"] or [True] * (rows * cols), bool).reshape(rows, cols)
+        masked = ~mask | ~np.isfinite(v)
+        cells, numbers, inks = ([[""] * cols for _ in range(rows)] for _ in range(3))
+        for (i, j), x in np.ndenumerate(v):
+            cells[i][j] = "masked" if masked[i, j] else mpl.colors.to_hex(rgba[i, j])
+            if not masked[i, j]:
+                numbers[i][j] = _number(x, chart["fmt"])
+                inks[i][j] = "#000000" if ink_for(rgba[i, j]) == "black" else "#ffffff"
+        charts.append({"cells": cells, "numbers": numbers, "inks": inks})
+    return {"charts": charts, "texts": view["extras"].get("texts", [])}
