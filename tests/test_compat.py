@@ -41,6 +41,9 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))  # 07-09 and any later 
 CACHE = Path(os.environ.get("ATTENTION_COMPAT_VENV") or ROOT / ".cache" / "compat-venv")
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 KERNEL_SIDE = ["ipykernel", "nbclient", "nbformat"]  # to run notebooks; versions from the lock
+# The front end of a class still on ipywidgets 7: JupyterLab 3.6 with ipywidgets 7's own
+# JupyterLab extension (jupyterlab_widgets 1.x; 3.x is ipywidgets 8's), for the browser test below.
+FRONT_END = ["jupyterlab==3.6.8", "jupyterlab_widgets==1.1.11"]
 
 
 def lowest():
@@ -55,7 +58,7 @@ def lowest():
 
 def requirements():
     pins = locked(PYTHON)
-    return [f"{n}=={v}" for n, v in lowest().items()] + [f"{n}=={pins[n]}" for n in KERNEL_SIDE]
+    return [f"{n}=={v}" for n, v in lowest().items()] + [f"{n}=={pins[n]}" for n in KERNEL_SIDE] + FRONT_END
 
 
 @pytest.fixture(scope="session")
@@ -162,3 +165,29 @@ def test_installing_the_helper_keeps_every_version_already_in_range(compat_pytho
     installs = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
                 for i in json.loads(report.read_text())["install"]}
     assert set(installs) == {"attention-helpers"}, f"pip would also install or replace {installs}"
+
+
+@pytest.mark.browser
+def test_the_panels_draw_their_pictures_in_jupyterlab_3_6_with_ipywidgets_7(compat_python, student_copy,
+                                                                            browser):
+    """A class on the lowest supported versions, ipywidgets 7 among them, in JupyterLab 3.6 (from the
+    student copy, the helper not installed): anywidget's extension draws the same pictures, which
+    follow the sliders and show the static twin's colours and numbers at both ends."""
+    from tools.jupyterlab_driver import JupyterLab
+    from tools.pictures import check_panels
+
+    page = browser.new_page()
+    errors = []
+    # The stored notebooks' widget state was saved with the lock's ipywidgets 8 (controls 2.0) and
+    # anywidget: the manager here cannot restore it when a notebook opens ("... is not registered
+    # as a widget module") before Run All replaces it. The live pictures are check_panels' to judge.
+    page.on("pageerror", lambda e: "is not registered as a widget module" not in str(e)
+            and errors.append(f"uncaught: {e}"))
+    problems = []
+    with JupyterLab(student_copy, python=str(compat_python)) as server:
+        for name in ("05_weighted_sum_and_self_attention.ipynb", "06_kv_cache_gqa.ipynb",
+                     "09_tiled_attention.ipynb"):
+            problems += check_panels(page, server, f"notebooks/{name}")
+    page.close()
+    assert not problems and not errors, "\n".join(problems + errors)
+

@@ -4,9 +4,10 @@ The helper declares ranges with no upper bound (pyproject.toml), so a class that
 installs it today gets the newest numpy, matplotlib and ipywidgets, and the newest
 ipykernel, not the lock's. This builds a second environment without the lock, with
 the newest release of each runtime dependency in range and of the kernel, and runs
-in it what depends most on them: the widget tests (the fast picture equals a full
-draw) and every notebook under strict nbval with its robustness run. So a release
-that changes the picture fails the suite the day it comes out.
+in it what depends most on them: the widget tests (what a move sends, the static twin),
+every notebook under strict nbval with its robustness run, and the newest JupyterLab
+drawing the panels' pictures in Chromium. So a release that changes the picture fails
+the suite the day it comes out.
 
 The environment is made once, in .cache/newest-venv/ (ATTENTION_NEWEST_VENV may put
 it elsewhere), and brought up to the newest releases by uv at every run.
@@ -34,7 +35,8 @@ KERNEL = ["ipykernel"]  # the kernel the notebooks run in: a hub installs its ne
 # What the inner pytest needs to run the widget tests and nbval (the helper itself is not
 # installed: the tests import it from the clone, the notebooks' setup cell finds it).
 TOOLS = ["pytest", "pytest-xdist", "nbval", "nbclient", "nbformat", "pillow", "packaging",
-         "tomli; python_version < '3.11'"]
+         "tomli; python_version < '3.11'",
+         "jupyterlab"]  # and the newest JupyterLab 4 with its widget manager, for the browser test
 SHOWN = [canonicalize_name(r.name) for r in RUNTIME] + KERNEL
 
 
@@ -71,7 +73,7 @@ def run_inner(python, target: str):
     older = {n: (v, pins[n]) for n, v in found.items() if n in pins and Version(v) < Version(pins[n])}
     assert not older, f"the environment without the lock holds releases older than the lock's: {older}"
     result = subprocess.run([python, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-q",
-                             "-W", "error::attention_helpers.widgets.FastPathWarning", target],
+                             "-W", "error::attention_helpers.widgets.KernelPictureWarning", target],
                             cwd=ROOT, capture_output=True, text=True, timeout=900)
     shown = ", ".join(f"{n} {v}" for n, v in found.items())
     tail = "\n".join(result.stdout.splitlines()[-60:])
@@ -89,3 +91,27 @@ def test_the_widget_tests_pass_with_the_newest_releases(newest_python):
 @pytest.mark.slow
 def test_every_notebook_passes_strict_nbval_and_its_robustness_run_with_the_newest_releases(newest_python):
     run_inner(newest_python, "notebooks")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_panels_draw_their_pictures_in_the_newest_jupyterlab(newest_python, browser, tmp_path):
+    """The newest JupyterLab 4 and anywidget, ipywidgets and the rest at their newest releases: the
+    pictures are drawn in the browser, follow the sliders and show the static twin at both ends."""
+    from scripts.make_student_copy import write_copy
+    from tools.jupyterlab_driver import JupyterLab
+    from tools.pictures import check_panels
+
+    copy = tmp_path / "attention-math"
+    write_copy(copy)  # the notebooks next to the helper, which is not installed there
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    problems = []
+    with JupyterLab(copy, python=str(newest_python)) as server:
+        for name in ("05_weighted_sum_and_self_attention.ipynb", "06_kv_cache_gqa.ipynb",
+                     "09_tiled_attention.ipynb", "10_attention_that_learns.ipynb"):
+            problems += check_panels(page, server, f"notebooks/{name}")
+    page.close()
+    assert not problems and not errors, "\n".join(problems + errors)
+

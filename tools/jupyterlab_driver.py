@@ -51,6 +51,7 @@ CHROMIUM_FLAGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 900}
 QUIET_MS = 500  # run_all: how long the kernel must have been idle with every request answered
+CHANGE_TIMEOUT = 10.0  # seconds for the kernel to answer a slider move; it takes ~0.05 s
 
 
 def find_chromium() -> str | None:
@@ -127,11 +128,18 @@ def alive(pid: int) -> bool:
 
 
 class JupyterLab:
-    """A JupyterLab server over `root`, stopped (kernels included) on exit."""
+    """A JupyterLab server over `root`, stopped (kernels included) on exit.
 
-    def __init__(self, root: Path | str, settings: Path | str | None = SETTINGS):
+    `python`: the interpreter whose JupyterLab (or, with app="notebook", Notebook 7) runs, and
+    whose kernel the notebooks get; by default this one's."""
+
+    def __init__(self, root: Path | str, settings: Path | str | None = SETTINGS, python: str | None = None,
+                 app: str = "lab"):
+        if app not in ("lab", "notebook"):
+            raise ValueError(f"app must be 'lab' (JupyterLab) or 'notebook' (Notebook 7), got {app!r}")
         self.root = Path(root)
         self.settings = settings  # the course's settings folder (None: Jupyter's own defaults)
+        self.python, self.app = python or sys.executable, app
         self.proc: subprocess.Popen | None = None
         self.left_behind: list[int] = []  # processes that had to be killed at stop()
 
@@ -150,9 +158,13 @@ class JupyterLab:
         self._tmp = tempfile.TemporaryDirectory(prefix="jupyterlab-")
         tmp = Path(self._tmp.name)
         (tmp / "config").mkdir()
+        lab = {"expose_app_in_browser": True, "news_url": None, "extension_manager": "readonly",
+               "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"}
+        if self.app == "lab" and self._lab_major() < 4:
+            del lab["extension_manager"]  # JupyterLab 3 has no such setting and fails to load on it
         (tmp / "config" / "jupyter_server_config.json").write_text(json.dumps({
-            "LabApp": {"expose_app_in_browser": True, "news_url": None, "extension_manager": "readonly",
-                       "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"},
+            "LabApp": lab,
+            "JupyterNotebookApp": {"expose_app_in_browser": True},
             "ServerApp": {"terminals_enabled": False, "allow_root": True},
         }))
         self.token, self.port = secrets.token_hex(16), _free_port()
@@ -167,15 +179,18 @@ class JupyterLab:
         # No "get Jupyter news?" toast over the notebook (and no request for news).
         notification = tmp / "settings/@jupyterlab/apputils-extension/notification.jupyterlab-settings"
         notification.parent.mkdir(parents=True)
-        notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        if self.app == "lab":  # (Notebook 7 has no such setting: it fails on the file)
+            notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
         self.log_path = tmp / "server.log"
         self._log = open(self.log_path, "wb")
+        app = "LabApp" if self.app == "lab" else "JupyterNotebookApp"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
-             f"--port={self.port}", "--port-retries=0", f"--IdentityProvider.token={self.token}",
-             f"--ServerApp.root_dir={self.root}", f"--LabApp.user_settings_dir={tmp / 'settings'}",
-             f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
-             *([] if self.settings else [f"--LabApp.app_settings_dir={tmp / 'no-overrides'}"])],
+            [self.python, "-m", "jupyterlab" if self.app == "lab" else "notebook", "--no-browser",
+             "--ip=127.0.0.1", f"--port={self.port}", "--port-retries=0",
+             f"--IdentityProvider.token={self.token}",
+             f"--ServerApp.root_dir={self.root}", f"--{app}.user_settings_dir={tmp / 'settings'}",
+             f"--{app}.workspaces_dir={tmp / 'workspaces'}",
+             *([] if self.settings else [f"--{app}.app_settings_dir={tmp / 'no-overrides'}"])],
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             preexec_fn=_stop_with_parent,
         )
@@ -190,6 +205,12 @@ class JupyterLab:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"JupyterLab is not up after {timeout} s:\n{self.log()}") from None
                 time.sleep(0.2)
+
+    def _lab_major(self) -> int:
+        """The major version of the JupyterLab that `self.python` runs."""
+        out = subprocess.run([self.python, "-c", "import jupyterlab; print(jupyterlab.__version__)"],
+                             capture_output=True, text=True, check=True).stdout
+        return int(out.split(".")[0])
 
     def url(self, path: str) -> str:
         sep = "&" if "?" in path else "?"
@@ -236,6 +257,10 @@ class JupyterLab:
 # ---- driving a notebook ----------------------------------------------------
 
 _CURRENT = "window.jupyterapp.shell.currentWidget"
+# JupyterLab 4 and Notebook 7 expose the app as window.jupyterapp, JupyterLab 3 as window.jupyterlab.
+JUPYTERAPP = """if (!('jupyterapp' in window)) { let app;
+    Object.defineProperty(window, 'jupyterapp', {
+        configurable: true, get: () => app || window.jupyterlab, set: v => { app = v; }}); }"""
 
 
 def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) -> None:
@@ -246,15 +271,21 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) ->
     the 2-3 s of loading JupyterLab again. A new tab loads JupyterLab in a workspace of its
     own, so no earlier notebook is reopened.
     """
-    if page.url.startswith(f"{lab.base}/lab/") and page.evaluate("() => !!window.jupyterapp"):
+    if lab.app == "lab" and page.url.startswith(f"{lab.base}/lab/") \
+            and page.evaluate("() => !!window.jupyterapp"):
         close_documents(page)
         # Not awaited and nothing returned: playwright would copy the widget the command's
         # promise gives, a large object graph (about 2.5 s a notebook).
         page.evaluate("name => { window.jupyterapp.commands.execute('docmanager:open', {path: name}); }",
                       name)
-    else:
+    elif lab.app == "lab":
+        page.add_init_script(JUPYTERAPP)
         workspace = "w" + secrets.token_hex(4)
         page.goto(lab.url(f"lab/workspaces/{workspace}/tree/{name}"), timeout=timeout)
+    else:  # Notebook 7: one notebook per page (its file manager opens another in a new tab)
+        if page.url.startswith(lab.base) and page.evaluate("() => !!window.jupyterapp"):
+            close_documents(page)  # unsaved, as in JupyterLab, so no "leave the page?" question
+        page.goto(lab.url(f"notebooks/{name}"), timeout=timeout)
     page.wait_for_function(
         f"""() => {{
             const w = window.jupyterapp && {_CURRENT};
@@ -265,7 +296,7 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) ->
         timeout=timeout, polling=100,
     )
     page.evaluate(PAGE_HELPERS)
-    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # more room for the notebook
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft?.()")  # more room (JupyterLab's shell)
     # Record everything the kernel says on IOPub, so a warning or traceback printed by a slider
     # callback (which no cell shows) is seen too; and the widget messages the page has sent that
     # the kernel has not finished (__inFlight). The page holds a slider's next value back while
@@ -295,7 +326,10 @@ def open_notebook(page, lab: JupyterLab, name: str, timeout: float = 120_000) ->
 def close_documents(page) -> None:
     """Close every document the JupyterLab tab shows, without saving and without asking (their
     kernels keep running: JupyterLab.shutdown_kernels stops them)."""
-    page.evaluate("""() => { for (const w of [...window.jupyterapp.shell.widgets('main')]) {
+    page.evaluate("""() => { const open = window.jupyterapp.shell.widgets('main'), widgets = [];
+        if (open[Symbol.iterator]) widgets.push(...open);  // JupyterLab 4; JupyterLab 3's lumino iterator:
+        else for (let w = open.next(); w !== undefined; w = open.next()) widgets.push(w);
+        for (const w of widgets) {
         if (w.context) w.context.model.dirty = false;
         w.dispose();
     } }""")
@@ -336,14 +370,69 @@ def cells(page) -> list[dict]:
         .filter(({{cell}}) => cell.model.type === 'code')
         .map(({{cell, index}}) => {{
             const outputs = cell.model.outputs.toJSON();
+            const model = cell.model;  // JupyterLab 4's names, or 3's
             return {{
                 index,
-                tags: cell.model.getMetadata('tags') || [],
-                count: cell.model.executionCount,
-                source: cell.model.sharedModel.getSource(),
+                tags: (model.getMetadata ? model.getMetadata('tags') : model.metadata.get('tags')) || [],
+                count: model.executionCount,
+                source: model.sharedModel?.getSource ? model.sharedModel.getSource() : model.value.text,
                 errors: outputs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue),
             }};
         }})""")
+
+
+# ---- moving a panel's sliders ------------------------------------------------
+
+def wait(page, js: str, arg, timeout: float = CHANGE_TIMEOUT):
+    """Wait until `js(arg)` is truthy in the page; return its value, or None after `timeout`."""
+    try:
+        return page.wait_for_function(js, arg=arg, timeout=timeout * 1000, polling=20).json_value()
+    except Exception as err:  # playwright's TimeoutError
+        if "Timeout" not in type(err).__name__:
+            raise
+        return None
+
+
+_STATE = "window.__state(window.__scope(h))"  # cheap: which images and read-outs are shown
+# Settled: the kernel has been idle and the output unchanged for 100 ms; then
+# return the signature of what is shown (a hash of the pixels, see tools/jupyterlab_driver.py).
+_SETTLED = f"""([h]) => {{
+    const state = {_STATE}, now = performance.now();
+    if (!window.__kernelIdle() || state !== window.__lastState) {{
+        window.__lastState = state; window.__since = now; return false;
+    }}
+    return now - window.__since > 100 ? window.__view(window.__scope(h)) : false;
+}}"""
+
+
+def settle(page, handle) -> str:
+    """Wait until the kernel is idle and the panel of `handle` has not changed for 100 ms; return
+    the signature of what it shows."""
+    page.evaluate("() => { window.__lastState = null; }")
+    view = wait(page, _SETTLED, [handle])
+    assert view is not None, f"the kernel stayed busy for {CHANGE_TIMEOUT} s after a slider move"
+    return view
+
+
+# A slider's handle: ipywidgets 8's noUiSlider, or ipywidgets 7's jQuery UI slider.
+HANDLE = ".noUi-handle, .ui-slider-handle"
+
+
+def slider_value(handle) -> str:
+    """What a slider shows as its value: ipywidgets 8's aria-valuenow, or ipywidgets 7's read-out."""
+    return handle.evaluate("""h => h.getAttribute('aria-valuenow')
+        ?? h.closest('.widget-slider')?.querySelector('.widget-readout')?.textContent?.trim() ?? null""")
+
+
+def press(page, handle, key: str) -> tuple[str, str]:
+    """Press `key` on the focused slider; return (its value, the settled picture)."""
+    before, idle = slider_value(handle), page.evaluate("() => window.__idle")
+    page.keyboard.press(key)
+    value = slider_value(handle)
+    if value != before:  # the kernel must have handled the move before the picture counts as settled
+        wait(page, "n => window.__idle > n", idle)
+    return value, settle(page, handle)
+
 
 
 def iopub_errors(page, clear: bool = False) -> list[str]:

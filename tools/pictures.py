@@ -220,3 +220,61 @@ def facts_from_saved(view: dict) -> dict:
                 inks[i][j] = "#000000" if ink_for(rgba[i, j]) == "black" else "#ffffff"
         charts.append({"cells": cells, "numbers": numbers, "inks": inks})
     return {"charts": charts, "texts": view["extras"].get("texts", [])}
+
+
+# ---- in a page that shows a notebook (tools/jupyterlab_driver.py) -------------------------------
+
+# In the kernel: the facts of the panel whose browser view has this uid, as JSON.
+_TWIN = FACTS + """
+import json as _json, attention_helpers as _ah
+_panel = next(v for v in list(globals().values()) if isinstance(v, _ah.Panel) and v.view is not None
+              and v.view.spec["uid"] == UID)
+print(_json.dumps(_picture_facts(_panel)))
+"""
+
+
+def same_picture(page, handle, where: str) -> list[str]:
+    """The browser's picture of the panel `handle` (a slider) belongs to shows what its static
+    twin, drawn by matplotlib in the kernel at the same slider values, shows."""
+    import json
+
+    from tools.jupyterlab_driver import kernel_output
+
+    drawn = handle.evaluate(f"h => ({DOM_FACTS})(h.closest('.jp-OutputArea'))")
+    if drawn is None:
+        return [f"{where}: the panel shows no browser picture"]
+    uid = handle.evaluate("h => h.closest('.jp-OutputArea').querySelector('.ah-picture').dataset.uid")
+    static = json.loads(kernel_output(page, _TWIN.replace("UID", repr(uid))).strip().splitlines()[-1])
+    return differences(static, drawn, where)
+
+
+def check_panels(page, server, name: str) -> list[str]:
+    """What the front-end tests ask of one notebook in a front end other than the main one: open
+    it, Run All without an error (but in cells tagged raises-exception), and for each panel: its
+    picture drawn in the browser, and its first slider, moved with End and Home, changing the
+    picture to what the static twin shows at each end. Returns the problems."""
+    from tools.jupyterlab_driver import HANDLE, open_notebook, press, run_all, settle, slider_value
+
+    open_notebook(page, server, name)
+    cells = run_all(page)
+    problems = [f"{name} cell {c['index']}: {c['errors']}" for c in cells
+                if c["errors"] and "raises-exception" not in c["tags"]]
+    panels = [p for p in page.query_selector_all(".jp-Notebook .jp-OutputArea") if p.query_selector(HANDLE)]
+    if not panels:
+        problems.append(f"{name}: no panel")
+    for scope in panels:
+        if scope.query_selector(".ah-picture svg") is None:
+            problems.append(f"{name}: a panel without its browser picture")
+            continue
+        handle = scope.query_selector(HANDLE)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        value, picture = slider_value(handle), settle(page, handle)
+        for key in ("End", "Home"):
+            before, shown = value, picture
+            value, picture = press(page, handle, key)
+            if value != before and picture == shown:
+                problems.append(f"{name}: {key} moved the first slider ({before} -> {value}) and "
+                                "changed nothing in the picture")
+            problems += same_picture(page, handle, f"{name}, first slider at {value} ({key})")
+    return problems
