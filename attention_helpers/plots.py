@@ -124,8 +124,9 @@ class Heatmap:
                  vmin=None, vmax=None, fmt=".2f", cmap=None, colorbar=True, mask=None, categories=None,
                  diverging=False, mask_label="masked"):
         values = np.asarray(values, dtype=float)
-        if values.ndim != 2:
-            raise ValueError(f"heatmap values must be 2-D [rows, columns], got shape {values.shape}")
+        if values.ndim != 2 or 0 in values.shape:
+            raise ValueError(f"heatmap values must be 2-D [rows, columns] with at least one of each, "
+                             f"got shape {values.shape}")
         rows, cols = values.shape
         row_labels = list(row_labels) if row_labels is not None else [str(i) for i in range(rows)]
         col_labels = list(col_labels) if col_labels is not None else [str(j) for j in range(cols)]

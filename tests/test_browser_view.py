@@ -183,6 +183,10 @@ def test_the_view_says_it_has_drawn_and_asks_for_its_words_once_it_rests(page):
                 described: words.textContent}; }""", name)
     assert svg == {"role": "img", "title": "Live picture: weights, scores and q, first entry",
                    "described": "three cells"}
+    # The keyboard: nothing in the picture takes the focus but its words' summary (Tab, then Enter).
+    focusable = page.evaluate("""id => [...document.getElementById(id).querySelectorAll('*')]
+        .filter(e => e.tabIndex >= 0).map(e => e.tagName.toLowerCase())""", name)
+    assert focusable == ["summary"]
 
 
 def test_the_picture_is_crisp_at_twice_the_pixels(page):

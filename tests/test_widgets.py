@@ -269,6 +269,11 @@ def test_a_move_that_computes_what_a_heatmap_cannot_show_says_so_in_the_panel(ba
     assert "error" not in panel.view.extras  # the next good move clears it
 
 
+def test_a_panel_whose_first_picture_would_be_empty_says_so_when_it_is_made():
+    with pytest.raises(ValueError, match=r"at least one of each, got shape \(0, 2\)"):
+        ah.Panel(lambda W_Q: [W_Q[:0]], [dict(kind="heatmap")], weights={"W_Q": W_Q0})
+
+
 def test_nan_and_minus_infinity_are_sent_and_drawn_as_masked_cells():
     panel = ah.Panel(lambda W_Q: [np.where(W_Q > 0.9, np.nan, np.where(W_Q < -0.4, -np.inf, W_Q))],
                      [dict(kind="heatmap")], weights={"W_Q": W_Q0})

@@ -38,8 +38,9 @@ model sends the buffered state, if any. So a kernel never has more than one
 move of a slider queued, and under load the page itself skips to the latest
 value. The widget views' own traffic (the echo_update the kernel sends back,
 the layout and style models) is received and ignored, as the page ignores
-echoes it did not ask for. Not mirrored: drawing the picture in the page
-(students' laptops do that), and JupyterLab's default of sending widget
+echoes it did not ask for; once it has the panel, it tells the panel's browser
+view it has drawn, as browser_view.js does. Not mirrored: drawing the picture in
+the page (students' laptops do that), and JupyterLab's default of sending widget
 messages to a kernel subshell (the course's settings switch it off, and so
 does this client).
 
@@ -73,11 +74,12 @@ between 1.2 and 1.7 from run to run at the same load; hence 150 samples, which
 take a student alone about 12 minutes (the pauses between bursts are a
 student's; --samples 40 for a quicker, rougher run).
 
---floor drags the panel's floor instead of the panel: the same pictures,
-drawn in advance in each student's kernel, swapped in by a slider and an image
-widget like the panel's (FLOOR). A move then carries the same messages and
-bytes, and the kernel draws nothing: what the hub, the servers, ipykernel and
-ipywidgets give by themselves, against which the course's own share shows.
+--floor drags the panel's PNG floor instead of the panel: the panel's static
+pictures, drawn in advance in each student's kernel (a PNG per value of the
+slider), swapped in by a slider like the panel's and an image widget (FLOOR).
+The kernel draws nothing and sends a ready picture per move: what the hub, the
+servers, ipykernel and ipywidgets give by themselves with a picture per move,
+against which the browser view's numbers (and the course's own share) show.
 
 Limits: at most 40 students, --answer-timeout per burst, --setup-timeout per
 student; every process started (hub, proxy, servers, kernels) is stopped at
@@ -135,19 +137,22 @@ MAX_STUDENTS = 40
 # nearest-rank p95 of fewer than 20 samples is their largest; of 150 it is the eighth largest.
 SAMPLES = 150
 HUB_NICE = 10  # the hub's processes run this much nicer than the client (see the docstring)
-# --floor (see the docstring), run in the student's kernel after Run All: the panel draws its
-# picture at every value of the dragged slider, then a slider like it swaps those pictures in.
+# --floor (see the docstring), run in the student's kernel after Run All: the panel's static twin
+# drawn at every value of the dragged slider, then a slider like it swaps those pictures in.
 FLOOR = """\
+import base64 as _b64
 import ipywidgets as _widgets
+import attention_helpers as _ah
 from attention_helpers.widgets import _WeightSlider as _Slider
-_dragged, _image = (_widgets.widgets.widget._instances[m] for m in ("{slider}", "{image}"))
+_dragged, _view = (_widgets.widgets.widget._instances[m] for m in ("{slider}", "{image}"))
+_panel = next(p for p in list(globals().values()) if isinstance(p, _ah.Panel) and p.view is _view)
 _start, _steps = _dragged.value, round((_dragged.max - _dragged.min) / _dragged.step)
 _pictures = {{}}
 for _k in range(_steps + 1):
     _dragged.value = _dragged.min + _k * _dragged.step
-    _pictures[_k] = _image.value
+    _pictures[_k] = b"data:image/png;base64," + _b64.b64encode(_panel.full_draw_png())
 _dragged.value = _start
-_floor_image = _widgets.Image(value=_image.value, format=_image.format, layout=_image.layout)
+_floor_image = _widgets.Image(value=_pictures[round((_start - _dragged.min) / _dragged.step)], format="url")
 _floor = _Slider(value=_start, min=_dragged.min, max=_dragged.max, step=_dragged.step)
 _floor.observe(lambda change: setattr(_floor_image, "value",
                                       _pictures[round((change["new"] - _floor.min) / _floor.step)]), "value")
@@ -505,8 +510,9 @@ class Student:
                 self.models[content["comm_id"]] = content["data"]["state"]
             elif msg_type == "comm_msg":
                 data = content["data"]
+                paths = data.get("buffer_paths", [])
                 if (data.get("method") == "update" and content["comm_id"] == self.image
-                        and ("value" in data.get("state", {}) or ["value"] in data.get("buffer_paths", []))):
+                        and ("value" in data.get("state", {}) or ["value"] in paths or ["values"] in paths)):
                     self.pictures.setdefault(parent, now)
                     self.picture_times.append(now)
             elif msg_type in ("display_data", "execute_result"):
@@ -557,11 +563,13 @@ class Student:
         return [c.removeprefix("IPY_MODEL_") for c in state.get("children", [])]
 
     def _find_panel(self, displayed=None) -> None:
-        """The displayed panel with the most sliders (a VBox: controls, Image, ...); its first slider."""
+        """The displayed panel with the most sliders (a VBox: controls, then its picture: the browser
+        view, or an Image where the kernel draws); its first slider."""
         best = None
         for model_id in self.displayed if displayed is None else displayed:
             children = self._children(model_id)
-            if len(children) < 2 or self.models.get(children[1], {}).get("_model_name") != "ImageModel":
+            picture = self.models.get(children[1], {}).get("_model_name") if len(children) > 1 else None
+            if picture not in ("ImageModel", "AnyModel"):
                 continue
             sliders, todo = [], [children[0]]
             while todo:
@@ -574,6 +582,10 @@ class Student:
         if best is None:
             raise RuntimeError(f"{self.name}: no panel with a FloatSlider in {self.notebook}")
         self.image, self.slider = best[0], best[1][0]
+        if self.models[self.image].get("_model_name") == "AnyModel":
+            # what browser_view.js sends once it has drawn: this page runs the browser view
+            self.send("shell", "comm_msg", {"comm_id": self.image, "data": {
+                "method": "custom", "content": {"rendered": True}}})
         state = self.models[self.slider]
         self.low, self.high, self.step, self.value = state["min"], state["max"], state["step"], state["value"]
         self.direction = 1
