@@ -292,7 +292,13 @@ function render({ model, el: root }) {
     box.textContent = `This picture could not be drawn here (${err}); the kernel will draw it instead.`;
     model.send({failed: String(err)});
   }
-  const redraw = () => draw();
+  // One message sets values and extras together: draw once, after both (a microtask later).
+  let pending = false;
+  const redraw = () => {
+    if (pending) return;
+    pending = true;
+    queueMicrotask(() => { pending = false; draw(); });
+  };
   model.on("change:spec", build);
   model.on("change:values", redraw);
   model.on("change:extras", redraw);

@@ -36,6 +36,7 @@ FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'  # mat
 ERROR_COLOUR = "#b00020"  # a cell or bar whose value cannot be drawn (never a colour of a map)
 CSS = """
 .ah-picture { font-family: %s; color: black; background: white; width: max-content; }
+.ah-picture svg { display: block; }
 .ah-picture .ah-caption { margin: 2px 0; font-size: 12px; color: #333; }
 .ah-picture .ah-readout { margin: 2px 0; font-size: 12px; white-space: pre-wrap; }
 .ah-picture .ah-error { margin: 2px 0; color: #b00020; font-size: 12px; }

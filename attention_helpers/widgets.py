@@ -23,6 +23,7 @@ says so, since colours then mean other numbers after a move.
 from __future__ import annotations
 
 import base64
+import copy
 import html
 import io
 import threading
@@ -68,6 +69,23 @@ class _WeightSlider(W.FloatSlider):
     second page on the same kernel then sees the picture follow, not the slider."""
 
     value = CFloat(0.0, help="Float value").tag(sync=True, echo_update=False)
+
+
+def _without_echo(slider) -> None:
+    """Let this one slider, like a _WeightSlider, take its page's values without echoing them
+    back: a control's echo reached the page before the picture it moved and held it back (about
+    9 ms a move in benchmarks/slider_latency.py). The value trait is copied with echo_update off
+    onto this instance alone (add_traits gives it a class of its own); its checks stay. (And a
+    SelectionSlider's index, which is what its page sends.)"""
+    quiet = {}
+    for name in ("value", "index"):  # a SelectionSlider's page sends its index
+        trait = slider.traits().get(name)
+        echoes = trait is not None and trait.metadata.get("echo_update") in (None, True)
+        if echoes and trait.metadata.get("sync"):
+            quiet[name] = copy.copy(trait)
+            quiet[name].metadata = {**trait.metadata, "echo_update": False}
+    if quiet:
+        slider.add_traits(**quiet)
 
 
 def matrix_sliders(name, matrix, value_range=(-2.0, 2.0), step=0.1):
@@ -122,6 +140,7 @@ class Panel:
         self.controls = dict(controls or {})
         for name, control in self.controls.items():
             control.description = control.description or name  # every control shows a label
+            _without_echo(control)
         self.sliders = {k: s for group in self._weight_sliders.values() for k, s in group.items()}
         self.sliders.update(self.controls)
 

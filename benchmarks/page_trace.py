@@ -31,6 +31,7 @@ from pathlib import Path
 
 from benchmarks import slider_latency as sl  # the same driver, page helpers and moves
 from tools.jupyterlab_driver import SETTINGS, JupyterLab, chromium, find_chromium
+from tools.notebooks import ROOT
 from tools.trace import MARK, PHASES, summarise
 
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel", "blink", "v8.execute",
@@ -39,7 +40,7 @@ CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "top
 
 def record(nb: str, panel: int, moves: int, dragging: bool, settings: Path = SETTINGS) -> list[dict]:
     """The trace events of the moves (or the drag), as Chromium writes them."""
-    found = sorted((sl.ROOT / "notebooks").glob(f"{nb}_*.ipynb"))
+    found = sorted((ROOT / "notebooks").glob(f"{nb}_*.ipynb"))
     if len(found) != 1:
         names = [p.name for p in found]
         raise SystemExit(f"need one notebook numbered {nb!r} in notebooks/, found {names or 'none'}")

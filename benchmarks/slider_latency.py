@@ -13,14 +13,17 @@ picture is in the page (performance.now() at both ends; a MutationObserver sees
 the browser view's next picture, its data-frame count, or a new <img>, decoded).
 Between moves it waits for the kernel to settle.
 
-In the same run, a small notebook built here measures two references, half
+In the same run, a small notebook built here measures three references, half
 of their moves before the course notebooks and half after:
 
   baseline  ipywidgets.interact drawing a fresh 6x6 heatmap with pyplot and
             the inline backend on every move, as notebooks usually do;
   floor     a slider and an image widget whose pictures were drawn in
-            advance (sent as data: addresses, as a panel sends them): what
-            JupyterLab, ipywidgets and the browser cost alone.
+            advance (sent as data: addresses): the best a picture per move
+            drawn in the kernel can do, what JupyterLab, ipywidgets and the
+            browser cost alone;
+  view      the same slider and heatmap as an ah.Panel, drawn in the browser:
+            the course's picture in the same small page as the floor.
 
 Each move also records a timestamp at every hop (JupyterLab's kernel
 connection in the page, the kernel's own message headers for its side;
@@ -73,6 +76,7 @@ from tools.latency import HOPS, SPLIT_HOPS, ServerTimes, arguments, hops, percen
 from tools.notebooks import NOTEBOOKS
 
 REFERENCE = "_latency_reference.ipynb"
+REFERENCES = ("baseline", "floor", "view")  # the reference notebook's panels, in order
 SETUP = '''\
 import numpy as np
 import matplotlib.pyplot as plt
@@ -330,11 +334,28 @@ def drag(page, cell: int, presses=30, gap_ms=10, server=None) -> dict:
             "shows_last_value": bool(pictures) and pictures[-1]["src"] in on_screen and final == again}
 
 
+# The same slider and the same 6x6 heatmap as an ah.Panel, drawn in the browser: the course's
+# picture in the references' small page, beside the floor (the course's notebooks are larger pages,
+# whose every frame costs the page more).
+VIEW = '''\
+view_slider = widgets.FloatSlider(value=round(float(W_Q[0, 0]), 1), min=-2, max=2, step=0.1, description="w")
+
+
+def view_weights(w):
+    W = W_Q.copy()
+    W[0, 0] = w
+    return [weights(W)]
+
+
+ah.Panel(view_weights, [dict(kind="heatmap", row_labels=tokens, col_labels=tokens, probabilities=True,
+                             title="attention weights")], controls={"w": view_slider})'''
+
+
 def build_reference(folder: Path) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in (SETUP, BASELINE, FLOOR)]
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (SETUP, BASELINE, FLOOR, VIEW)]
     nbformat.write(nb, folder / REFERENCE)
 
 
@@ -360,11 +381,11 @@ def machine() -> str:
     return f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}{load}"
 
 
-def print_tables(rows, baseline, floor, args, seconds) -> None:
+def print_tables(rows, baseline, floor, view, args, seconds) -> None:
     print(f"\n<!-- {len(rows)} panels, {args.moves} moves each; measured in {seconds:.0f} s -->")
     print("| panel | sliders | p50 | p95 | drag: pictures/s | drag: last picture = last value |")
     print("|---|---|---|---|---|---|")
-    for r in rows + [baseline, floor]:
+    for r in rows + [baseline, floor, view]:
         d = r["drag"]
         drag_cells = (f"{d['per_second']:.0f} | {'yes' if d['shows_last_value'] else '**no**'}"
                       if d else "– | –")
@@ -387,7 +408,7 @@ def print_tables(rows, baseline, floor, args, seconds) -> None:
     print("| | " + " | ".join(shown) + " | total p50 | " + " | ".join(f"{h} while dragging" for h in dragging)
           + " |")
     print("|---|" + "---|" * (len(shown) + 1 + len(dragging)))
-    for r in [floor, baseline] + rows:
+    for r in [floor, baseline, view] + rows:
         # "–": no drag, or no picture came as a widget message (the baseline's are display data)
         drag_cells = [r["drag"].get(h) if r["drag"] else None for h in dragging]
         print(f"| {r['name']} | " + " | ".join(f"{r['hops'].get(h, float('nan')):.1f}" for h in shown)
@@ -416,7 +437,7 @@ def main(argv=None) -> int:
           flush=True)
     started = time.monotonic()
     half = max(1, args.moves // 2)
-    reference = {"baseline": [], "floor": []}
+    reference = {kind: [] for kind in REFERENCES}
     rows = []
     with tempfile.TemporaryDirectory(prefix="latency-") as folder, \
             tempfile.TemporaryDirectory(prefix="latency-server-") as server_folder:
@@ -434,9 +455,9 @@ def main(argv=None) -> int:
 
             def measure_reference(moves, first):
                 open_and_run(page, lab, REFERENCE)
-                found = panels(page)  # the interact output, then the floor
-                reference["baseline"] += measure_moves(page, found[0]["cell"], moves, first, server)
-                reference["floor"] += measure_moves(page, found[1]["cell"], moves, first, server)
+                found = panels(page)  # the interact output, the floor, the view
+                for kind, panel in zip(REFERENCES, found):
+                    reference[kind] += measure_moves(page, panel["cell"], moves, first, server)
                 lab.shutdown_kernels()
                 return found
 
@@ -459,15 +480,17 @@ def main(argv=None) -> int:
             measure_reference(args.moves - half, half)
             open_and_run(page, lab, REFERENCE)
             drags = {} if args.no_drag else {kind: drag(page, panel["cell"], server=server)
-                                             for kind, panel in zip(("baseline", "floor"), panels(page))}
+                                             for kind, panel in zip(REFERENCES, panels(page))}
             lab.shutdown_kernels()
 
     baseline = row("baseline: `ipywidgets.interact`, fresh matplotlib figure (6×6 heatmap)",
                    reference["baseline"], drags.get("baseline"))
     floor = row("floor: pre-drawn pictures, same slider and image widgets", reference["floor"],
                 drags.get("floor"))
+    view = row("view: the same heatmap as an ah.Panel, drawn in the browser, same slider and page",
+               reference["view"], drags.get("view"))
     print(f"\n{machine()} (at the end)")
-    print_tables(rows, baseline, floor, args, time.monotonic() - started)
+    print_tables(rows, baseline, floor, view, args, time.monotonic() - started)
     print(f"\nproduced by: python -m benchmarks.slider_latency --moves {args.moves}"
           + (f" --notebooks {' '.join(args.notebooks)}" if args.notebooks else "")
           + (" --no-echo" if args.no_echo else "") + (" --server-times" if args.server_times else "")

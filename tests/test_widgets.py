@@ -353,17 +353,31 @@ def test_a_cells_redraw_says_the_picture_in_words_at_once():
 
 # ---- sliders, set() and the static twin --------------------------------------------------
 
-def test_a_weight_slider_moved_on_the_page_is_not_echoed_back_and_a_control_is():
-    """ipywidgets 8 echoes each value a page sends back to every page; the panel's weight sliders
-    opt out (one message fewer per move on a hub), its controls, the notebook's own, do not."""
+def test_no_slider_of_a_panel_echoes_its_pages_value_back_and_other_sliders_still_do():
+    """ipywidgets 8 echoes each value a page sends back to every page; a panel's sliders, weights
+    and controls alike, opt out (a message fewer per move, which held the picture back), each on
+    its own: a slider of the same kind outside the panel still echoes, and a control keeps its
+    checks."""
     panel = small_panel()
     panel.view.rendered = True
+    other = W.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.1)  # the control's kind
     sent = {key: sent_messages(slider) for key, slider in panel.sliders.items()}
+    sent["other"] = sent_messages(other)
     panel.sliders["W_Q[0,0]"].set_state({"value": 1.5})  # as a page's update message arrives
     panel.sliders["T"].set_state({"value": 0.5})
-    assert [m["method"] for m, _ in sent["W_Q[0,0]"]] == []
-    assert [m["method"] for m, _ in sent["T"]] == (["echo_update"] if IPYWIDGETS_8 else [])
-    assert panel.values()["W_Q"][0, 0] == 1.5
+    other.set_state({"value": 0.5})
+    assert [m["method"] for m, _ in sent["W_Q[0,0]"]] == [] == [m["method"] for m, _ in sent["T"]]
+    assert [m["method"] for m, _ in sent["other"]] == (["echo_update"] if IPYWIDGETS_8 else [])
+    assert panel.values()["W_Q"][0, 0] == 1.5 and panel.values()["T"] == 0.5
+    assert type(panel.sliders["T"]).__name__ == "FloatLogSlider"
+    panel.sliders["T"].value = 100.0  # beyond its range: clamped as before
+    assert panel.sliders["T"].value == 10.0
+    choice = W.SelectionSlider(options=[1, 2, 4], value=2)  # its page sends the index
+    chosen = ah.Panel(lambda k: [np.full((2, 2), float(k))], [dict(kind="heatmap")], controls={"k": choice})
+    chosen.view.rendered = True
+    log = sent_messages(choice)
+    choice.set_state({"index": 2})
+    assert log == [] and chosen.values()["k"] == 4
 
 
 def test_set_moves_many_sliders_with_one_message():
