@@ -13,13 +13,14 @@ const DESCRIBE_AFTER_MS = 250; // ask for "the picture in words" once the pictur
 
 // ---- numbers as Python writes them -----------------------------------------------------
 
-// format(value, ".Nf") in Python, without the minus of a number that rounds to zero (as
-// plots._number). JavaScript's toFixed rounds an exact tie (0.125) up, Python to even (0.12).
+// format(value, ".Nf") in Python with a true minus sign, without the minus of a number that
+// rounds to zero (as plots._number). JavaScript's toFixed rounds an exact tie (0.125) up,
+// Python to even (0.12).
 export function formatNumber(value, fmt) {
   const match = /^\.(\d+)f$/.exec(fmt);
   if (!match) throw new Error(`number format ${fmt} is not of the form .Nf`);
   if (Number.isNaN(value)) return "nan";
-  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  if (!Number.isFinite(value)) return value > 0 ? "inf" : "\u2212inf";
   const digits = Number(match[1]);
   const size = Math.abs(value);
   let text = size.toFixed(digits);
@@ -28,7 +29,7 @@ export function formatNumber(value, fmt) {
     text = text.slice(0, -1) + String(Number(text[text.length - 1]) - 1); // the even neighbour
   }
   const negative = value < 0 || Object.is(value, -0);
-  return negative && /[1-9]/.test(text) ? "-" + text : text;
+  return negative && /[1-9]/.test(text) ? "\u2212" + text : text;
 }
 
 // ---- colours ---------------------------------------------------------------------------
@@ -233,7 +234,9 @@ function render({ model, el: root }) {
     spec = model.get("spec");
     box.replaceChildren();
     box.dataset.uid = spec.uid; // which panel this is, for tests that ask the kernel about it
-    const svg = el("svg", {width: spec.width, height: spec.height, viewBox: `0 0 ${spec.width} ${spec.height}`,
+    const zoom = spec.zoom || 1;
+    const svg = el("svg", {width: spec.width * zoom, height: spec.height * zoom,
+                           viewBox: `0 0 ${spec.width} ${spec.height}`,
                            role: "img", "font-family": spec.font, class: "ah-svg"});
     box.appendChild(svg);
     const title = el("title", {}, svg);

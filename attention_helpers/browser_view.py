@@ -28,7 +28,7 @@ import numpy as np
 import traitlets
 
 from .alt_text import plain
-from .plots import HATCH_COLOUR, MASKED_COLOUR, Bars, Heatmap, free_limits, tick_label
+from .plots import HATCH_COLOUR, MASKED_COLOUR, Bars, Heatmap, free_limits, tick_labels
 
 __all__ = ["BrowserView", "spec_of", "frame_of"]
 
@@ -36,7 +36,7 @@ FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'  # mat
 ERROR_COLOUR = "#b00020"  # a cell or bar whose value cannot be drawn (never a colour of a map)
 CSS = """
 .ah-picture { font-family: %s; color: black; background: white; width: max-content; }
-.ah-picture svg { display: block; }
+.ah-picture svg { display: block; max-width: 100%%; height: auto; }
 .ah-picture .ah-caption { margin: 2px 0; font-size: 12px; color: #333; }
 .ah-picture .ah-readout { margin: 2px 0; font-size: 12px; white-space: pre-wrap; }
 .ah-picture .ah-error { margin: 2px 0; color: #b00020; font-size: 12px; }
@@ -116,7 +116,10 @@ def spec_of(figure, charts, *, name="", caption="") -> dict:
         else:
             raise TypeError(f"a browser view draws Heatmap and Bars charts, got {type(chart).__name__}")
     _check_formats(specs)
-    return {"width": width, "height": height, "font": FONT, "name": name, "caption": caption,
+    # Shown at the size the notebook shows the static twin (its inline figures' dpi), in vector:
+    # the layout in the figure's own pixels, the picture enlarged as a whole.
+    zoom = round(max(1.0, mpl.rcParams["figure.dpi"] / figure.dpi), 4)
+    return {"width": width, "height": height, "zoom": zoom, "font": FONT, "name": name, "caption": caption,
             "uid": uid, "size": offset, "charts": specs,
             # masked cells: "///" as matplotlib's Agg hatches it, 9 lines an inch, 1 point wide
             "hatch": {"id": f"ah-hatch-{uid}", "spacing": round(figure.dpi / 9, 3),
@@ -214,13 +217,14 @@ def _masked_key(h: Heatmap, where: _Measure) -> dict:
 
 def _scale(h: Heatmap, low: float, high: float) -> dict:
     """A heatmap's colour scale for the view: its ends, and the colour bar's ticks as the static
-    figure writes them (plots.tick_label of the value each tick stands for)."""
+    figure writes them (plots.tick_labels of the values the ticks stand for)."""
     ticks = []
     if h.colorbar is not None:
-        for v in h.colorbar.locator.values(low, high):
-            height = (v - low) / (high - low)  # where the static colour bar puts the tick (0 to 1)
-            labelled = low + height * (high - low)  # and the value it labels there (Heatmap.value_at)
-            ticks.append({"value": labelled, "text": tick_label(labelled, h.fmt)})
+        # where the static colour bar puts each tick (0 to 1), and the value it labels there
+        # (Heatmap.value_at)
+        values = [low + (v - low) / (high - low) * (high - low)
+                  for v in h.colorbar.locator.values(low, high)]
+        ticks = [{"value": v, "text": t} for v, t in zip(values, tick_labels(values, h.fmt))]
     return {"lo": low, "hi": high, "ticks": ticks}
 
 

@@ -29,7 +29,7 @@ from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator, NullFormatter
 from .alt_text import axis_name, describe, join, plain, register, set_description
 
 __all__ = ["Heatmap", "Bars", "GroupedBars", "heatmap", "bar_chart", "grouped_bar_chart", "shared_scale",
-           "vectors_2d", "describe", "set_description", "ink_for", "free_limits", "tick_label"]
+           "vectors_2d", "describe", "set_description", "ink_for", "free_limits", "tick_labels"]
 
 CMAP = "viridis"  # perceptually uniform and readable with every common colour-vision deficiency
 DIVERGING = "RdBu_r"  # signed values: blue below 0, white at 0, red above (red-blue: read by most)
@@ -37,23 +37,48 @@ ANNOTATION_SIZE = 10  # points: at the live panels' 72 dpi a number is 10 px hig
 MASKED_COLOUR, HATCH_COLOUR = "#d9d9d9", "#6e6e6e"  # light grey, hatched: not a colour of the map
 
 
+MINUS = "\N{MINUS SIGN}"  # as matplotlib writes tick labels, and as a screen reader says "minus"
+
+
 def _number(value, fmt) -> str:
-    """format(value, fmt), without the minus sign of a number that rounds to zero:
-    a weight of -1e-9 reads "0.00", not "-0.00" (a sign with no digit behind it)."""
+    """format(value, fmt) with a true minus sign, and without the minus of a number that rounds
+    to zero: a weight of -1e-9 reads "0.00", not "−0.00" (a sign with no digit behind it)."""
     text = format(value, fmt)
     mantissa = text.split("e")[0]
-    return text[1:] if text.startswith("-") and not any(c in "123456789" for c in mantissa) else text
+    if text.startswith("-") and not any(c in "123456789" for c in mantissa):
+        text = text[1:]
+    return text.replace("-", MINUS)
 
 
-def tick_label(value, fmt) -> str:
-    """A colour-bar label: as the cells write numbers, unless that would round this one off."""
-    text = _number(value, fmt)
-    try:
-        shown = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
-        exact = abs(shown - value) <= 1e-9 * max(1.0, abs(value))
-    except ValueError:
-        exact = False
-    return (text if exact else f"{value:g}").replace("-", "\N{MINUS SIGN}")
+def tick_labels(values, fmt) -> list[str]:
+    """A colour bar's labels for the tick values `values`: with the fewest decimals (up to the
+    cells' format, ".2f") that write every one of them exactly, as matplotlib's own axes do
+    (0, 0.5, 1: "0.0", "0.5", "1.0"; -10, -5 ... 15: "−10", "−5" ... "15"); a tick that the
+    cells' decimals would round off is written in full ("0.125")."""
+    values = [float(v) for v in values]
+    fixed = len(fmt) > 2 and fmt[0] == "." and fmt[-1] == "f" and fmt[1:-1].isdigit()
+    digits = int(fmt[1:-1]) if fixed else 2
+
+    def exact(text, value):
+        return abs(float(text.replace(MINUS, "-")) - value) <= 1e-9 * max(1.0, abs(value))
+
+    for decimals in range(digits + 1):
+        texts = [_number(v, f".{decimals}f") for v in values]
+        if all(exact(t, v) for t, v in zip(texts, values)):
+            return texts
+    return [t if exact(t, v) else f"{v:g}".replace("-", MINUS)
+            for t, v in zip((_number(v, f".{digits}f") for v in values), values)]
+
+
+class _ScaleLabels(FuncFormatter):
+    """A heatmap colour bar's formatter: tick_labels of the values its ticks stand for, all at once."""
+
+    def __init__(self, heatmap):
+        super().__init__(lambda p, _: tick_labels([heatmap.value_at(p)], heatmap.fmt)[0])
+        self.heatmap = heatmap
+
+    def format_ticks(self, positions):
+        return tick_labels([self.heatmap.value_at(p) for p in positions], self.heatmap.fmt)
 
 
 def _luminance(rgba) -> float:
@@ -195,7 +220,7 @@ class Heatmap:
             self.colorbar.locator = _ScaleTicks(self)
             # It has no minor ticks: nothing to weed out of them at every draw.
             self.colorbar.ax.yaxis.remove_overlapping_locs = False
-            self.colorbar.formatter = FuncFormatter(lambda p, _: tick_label(self.value_at(p), fmt))
+            self.colorbar.formatter = _ScaleLabels(self)
         register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.label_room = None  # see keep_room_for
         self.update(values)
@@ -209,8 +234,8 @@ class Heatmap:
             return
         axis, renderer = self.colorbar.ax.yaxis, self.ax.figure.canvas.get_renderer()
         size = axis.get_ticklabels()[0].get_fontproperties() if axis.get_ticklabels() else None
-        labels = {tick_label(v, self.fmt) for low, high in ranges if high > low
-                  for v in self.colorbar.locator.values(low, high)}
+        labels = {label for low, high in ranges if high > low
+                  for label in tick_labels(self.colorbar.locator.values(low, high), self.fmt)}
         if not labels:
             return
         # One digit more than the widest: labels between those ends (0.75 beside 0.50) differ

@@ -158,7 +158,10 @@ class Panel:
             ends = ends if ends is not None else self._results_at_the_ends(mixes=16)
             return ends
 
-        options = _scales_from_the_ends(self.views, at_the_ends)
+        # A colour scale chosen from the sliders covers what a student reaches moving one slider
+        # at a time: every slider at its extremes together (products of weights) would stretch it
+        # so far that the lesson's values all look alike. Beyond it a cell takes the end colour.
+        options = _scales_from_the_ends(self.views, lambda: self._results_at_the_ends(together=False))
         self.artists = [_make_view(view | more, next(axes), result) if view["kind"] != "text" else None
                         for view, more, result in zip(self.views, options, results)]
         # At the sliders' ends: one value axis per bar chart, and room beside each free colour
@@ -339,15 +342,16 @@ class Panel:
             self._show(self._results())
 
     # ---- bar charts: one value axis over the sliders' ends ------------------
-    def _results_at_the_ends(self, mixes=0) -> list:
-        """compute's results at the start values, with each slider alone at either end, with
-        all at their low or all at their high ends, and at `mixes` seeded mixes of ends: where
-        values (products of weights) are largest, most often."""
+    def _results_at_the_ends(self, mixes=0, together=True) -> list:
+        """compute's results at the start values and with each slider alone at either end; and
+        (together=True) with all at their low or all at their high ends, and at `mixes` seeded
+        mixes of ends: where values (products of weights) are largest, most often."""
         ends = {key: _ends(s) for key, s in self.sliders.items()}
         rng = np.random.default_rng(0)
-        settings = ([{}] + [{key: end} for key in ends for end in ends[key]]
-                    + [{key: e[0] for key, e in ends.items()}, {key: e[-1] for key, e in ends.items()}]
-                    + [{key: e[rng.integers(len(e))] for key, e in ends.items()} for _ in range(mixes)])
+        settings = [{}] + [{key: end} for key in ends for end in ends[key]]
+        if together:
+            settings += ([{key: e[0] for key, e in ends.items()}, {key: e[-1] for key, e in ends.items()}]
+                         + [{key: e[rng.integers(len(e))] for key, e in ends.items()} for _ in range(mixes)])
         found = []
         for setting in settings:
             try:
@@ -461,13 +465,13 @@ def _inline_pictures() -> None:
         plt.switch_backend(mpl.get_backend())  # loads the backend, which registers its formatters
 
 
-SCALES = ("sliders", "shared")  # a heatmap view's `scale`: fixed to cover what the sliders' ends show
+SCALES = ("sliders", "shared")  # a heatmap view's `scale`: fixed to cover each slider's ends, one at a time
 
 
 def _scales_from_the_ends(views, at_the_ends) -> list[dict]:
-    """vmin and vmax for each heatmap view with scale="sliders" (its own values at the sliders'
-    ends) or scale="shared" (one scale for all such views): rounded out to a round number,
-    centred on 0 for a diverging one. {} for every other view."""
+    """vmin and vmax for each heatmap view with scale="sliders" (its own values with each slider
+    alone at either end) or scale="shared" (one scale for all such views): rounded out to a round
+    number, centred on 0 for a diverging one. {} for every other view."""
     for k, view in enumerate(views):
         scale = view.get("scale")
         if scale is not None and (scale not in SCALES or view["kind"] != "heatmap"):

@@ -174,26 +174,30 @@ def verdict(namespace: dict, folder, call: str, answers, reference: str = "", fo
                 if _uses(value, helper):
                     _fail(f"❌ Not yet: {name} uses {helper}, which this exercise asks you to do without.")
             recorders[name] = scope[name] = _recorder(value)
-    saved = {helper: getattr(mod, helper) for helper in forbidden
-             for mod in [sys.modules.get("attention_helpers"), sys.modules.get("attention_helpers.core")]
-             if mod is not None and hasattr(mod, helper)}
+    # While the check runs, a forbidden helper refuses wherever the helper's package holds it (the
+    # package, the module that defines it, any other that imported it), so a call that reaches it
+    # at run time by a name not written in the answer (getattr, importlib) still fails.
+    saved = [(module, helper, getattr(module, helper)) for helper in forbidden
+             for module in _helper_modules() if callable(getattr(module, helper, None))]
     try:
-        for helper in saved:  # a call through a name bound before this cell still fails
-            for mod in [sys.modules.get("attention_helpers"), sys.modules.get("attention_helpers.core")]:
-                if mod is not None and hasattr(mod, helper):
-                    setattr(mod, helper, _forbidden(helper))
+        for module, helper, _ in saved:
+            setattr(module, helper, _forbidden(helper))
         result = eval(call, scope)  # noqa: S307 (the course's own locked cell)
     finally:
-        for helper, original in saved.items():
-            for mod in [sys.modules.get("attention_helpers"), sys.modules.get("attention_helpers.core")]:
-                if mod is not None and hasattr(mod, helper):
-                    setattr(mod, helper, original)
+        for module, helper, original in saved:
+            setattr(module, helper, original)
     if not isinstance(result, checks.Check):
         _fail("❌ Not yet: the check returned no result of the course's own checker.")
     if not result.ok:
         _fail(result.text)
     if recorders and reference:
         _recheck(recorders, reference, package, np.random.default_rng(seed))
+
+
+def _helper_modules() -> list[types.ModuleType]:
+    """Every module of the student's `attention_helpers` loaded in this kernel."""
+    return [module for name, module in list(sys.modules.items())
+            if module is not None and (name == "attention_helpers" or name.startswith("attention_helpers."))]
 
 
 class ForbiddenHelper(Exception):

@@ -799,11 +799,13 @@ HEADER = ("| students | pictures/s while dragging, p50 (slowest) | last value's 
           "|---|---|---|---|---|---|---|---|")
 
 
-# The targets (issue #28): with 30 students dragging at once, the last value's picture within 1 s
-# at p95 and no panel that stops answering; with 5, each figure of a student within 1.5x of what
-# one student alone gets. The figures compared: (what, key, True where more is better). A class's
-# CPU columns grow with it by nature; the largest of 40 samples is reported, not judged (below).
-LARGE_CLASS, LARGE_P95_S, SMALL_CLASS, RATIO = 30, 1.0, 5, 1.5
+# The targets: with 30 students dragging at once, the last value's picture within 0.3 s at p95
+# (issue #62; #28 asked 1 s) and no panel that stops answering; with 5, the last value's picture at
+# p95 within 1.2x of what one student alone gets (#62), each other figure within 1.5x (#28). The
+# figures compared: (what, key, True where more is better). A class's CPU columns grow with it by
+# nature; the largest of the samples is reported, not judged (below).
+LARGE_CLASS, LARGE_P95_S, SMALL_CLASS, RATIO = 30, 0.3, 5, 1.5
+RATIOS = {"last_p95": 1.2}  # a stricter ratio for some figures
 COMPARED = [("pictures/s while dragging, p50", "rate_p50", True),
             ("pictures/s of the slowest student", "rate_min", True),
             ("last value's picture p50", "last_p50", False), ("last value's picture p95", "last_p95", False),
@@ -836,7 +838,7 @@ def targets(rows: list[dict]) -> list[tuple[str, bool, str]]:
     out = []
     if LARGE_CLASS in by_size:
         r = by_size[LARGE_CLASS]
-        out.append((f"{LARGE_CLASS} students: last value's picture p95 <= {LARGE_P95_S:.0f} s",
+        out.append((f"{LARGE_CLASS} students: last value's picture p95 <= {1000 * LARGE_P95_S:.0f} ms",
                     r["last_p95"] <= LARGE_P95_S, f"{1000 * r['last_p95']:.0f} ms"))
         out.append((f"{LARGE_CLASS} students: no panel stops answering", r["stopped"] == 0,
                     f"{r['stopped']} of {r['bursts']} bursts unanswered"))
@@ -849,7 +851,8 @@ def targets(rows: list[dict]) -> list[tuple[str, bool, str]]:
             if samples in one and samples in small:
                 low, high = ratio_interval(one[samples], small[samples], q)
                 figures += f"; 90 % of resamplings {low:.2f}-{high:.2f}x"
-            out.append((f"{SMALL_CLASS} students against 1: {what} within {RATIO}x", ratio <= RATIO, figures))
+            limit = RATIOS.get(key, RATIO)
+            out.append((f"{SMALL_CLASS} students against 1: {what} within {limit}x", ratio <= limit, figures))
     return out
 
 
@@ -879,7 +882,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-throttle", action="store_true",
                         help="send every key press (no ipywidgets throttle), to see what it spares")
     parser.add_argument("--floor", action="store_true",
-                        help="drag the panel's floor: its pictures drawn in advance, the same messages "
+                        help="drag the panel's PNG floor: its static pictures drawn in advance, one a move "
                              "(what the Jupyter stack alone gives)")
     parser.add_argument("--hub-nice", type=int, default=HUB_NICE,
                         help="run the hub and all it starts this much nicer than the students' pages "
