@@ -53,8 +53,8 @@ def _timed(name, part, function):
 
 _panels = {}
 for _name, _panel in list(globals().items()):
-    seen = {id(p) for p in _panels.values()}
-    if _name.startswith("_") or not isinstance(_panel, _ah.Panel) or id(_panel) in seen:
+    _seen = {id(p) for p in _panels.values()}
+    if _name.startswith("_") or not isinstance(_panel, _ah.Panel) or id(_panel) in _seen:
         continue
     _panels[_name] = _panel
     _panel.compute = _timed(_name, "math", _panel.compute)

@@ -109,8 +109,7 @@ def test_the_panels_draw_their_pictures_in_the_newest_jupyterlab(newest_python, 
     page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
     problems = []
     with JupyterLab(copy, python=str(newest_python)) as server:
-        for name in ("05_weighted_sum_and_self_attention.ipynb", "06_kv_cache_gqa.ipynb",
-                     "09_tiled_attention.ipynb", "10_attention_that_learns.ipynb"):
+        for name in ("06_kv_cache_gqa.ipynb", "09_tiled_attention.ipynb"):  # bars on a log axis, named states
             problems += check_panels(page, server, f"notebooks/{name}")
     page.close()
     assert not problems and not errors, "\n".join(problems + errors)
