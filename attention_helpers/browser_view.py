@@ -55,12 +55,11 @@ class BrowserView(anywidget.AnyWidget):
     extras = traitlets.Dict().tag(sync=True)      # read-outs, free scales' ends and ticks, an error
     description = traitlets.Unicode("").tag(sync=True)  # the picture in words
 
-    def __init__(self, figure, charts, n_texts=0, *, name="", caption="", describe=None):
+    def __init__(self, figure, charts, *, name="", caption="", describe=None):
         super().__init__()
-        self.charts, self.n_texts = list(charts), n_texts
+        self.charts = list(charts)
         self.rendered = False   # a front end has drawn this view
         self.failed = None      # what a front end said when it could not draw it
-        self.frames = 0         # moves sent
         self._describe = describe  # () -> the picture in words, asked for once a slider rests
         self.spec = spec_of(figure, self.charts, name=name, caption=caption)
         self.on_msg(self._on_message)
@@ -76,7 +75,6 @@ class BrowserView(anywidget.AnyWidget):
         with self.hold_sync():  # one message for both
             self.values = values
             self.extras = extras
-        self.frames += 1
 
     def show_error(self, message: str) -> None:
         """Say under the picture what went wrong; the picture stays as it was."""
@@ -104,7 +102,8 @@ def spec_of(figure, charts, *, name="", caption="") -> dict:
     for k, chart in enumerate(c for c in charts if c is not None):
         where = _Measure(renderer, height, px)
         common = {"offset": offset, "uid": f"{uid}-{k}", "hatch_id": f"ah-hatch-{uid}",
-                  "error_colour": ERROR_COLOUR, "fmt": chart.fmt, "number_size": _size(chart, px),
+                  "hatch_colour": HATCH_COLOUR, "error_colour": ERROR_COLOUR,
+                  "fmt": chart.fmt, "number_size": _size(chart, px),
                   "box": where.box(chart.ax.bbox), "title": where.text(chart.ax.title),
                   "xlabel": where.text(chart.ax.xaxis.label), "ylabel": where.text(chart.ax.yaxis.label)}
         if isinstance(chart, Heatmap):
@@ -134,6 +133,11 @@ class _Measure:
 
     def box(self, bbox) -> list[float]:
         return [round(v, 2) for v in (bbox.x0, self.height - bbox.y1, bbox.width, bbox.height)]
+
+    def right_aligned(self, text) -> dict:
+        """A text as self.text has it, placed by its right edge (a y tick label)."""
+        spec = self.text(text)
+        return dict(spec, x=spec["right"])
 
     def text(self, text) -> dict | None:
         """A text's string (TeX made plain), size and middle; None if it shows nothing."""
@@ -167,7 +171,7 @@ def _heatmap(h: Heatmap, where: _Measure) -> dict:
     out = {"kind": "heatmap", "shape": list(h.shape), "mask": None, "categories": None,
            "colorbar": None, "key": None, "scale": None,
            "xticks": [where.text(t) for t in h.ax.get_xticklabels()],
-           "yticks": [dict(where.text(t), x=where.text(t)["right"]) for t in h.ax.get_yticklabels()]}
+           "yticks": [where.right_aligned(t) for t in h.ax.get_yticklabels()]}
     if h.mask is not None:
         out["mask"] = [bool(v) for v in np.ravel(h.mask)]
     cmap = h.image.get_cmap()

@@ -54,20 +54,24 @@ def tick_labels(values, fmt) -> list[str]:
     """A colour bar's labels for the tick values `values`: with the fewest decimals (up to the
     cells' format, ".2f") that write every one of them exactly, as matplotlib's own axes do
     (0, 0.5, 1: "0.0", "0.5", "1.0"; -10, -5 ... 15: "−10", "−5" ... "15"); a tick that the
-    cells' decimals would round off is written in full ("0.125")."""
+    cells' decimals would round off is written in full ("0.125"). Another format (".1%") writes
+    every tick as the cells do."""
     values = [float(v) for v in values]
-    fixed = len(fmt) > 2 and fmt[0] == "." and fmt[-1] == "f" and fmt[1:-1].isdigit()
-    digits = int(fmt[1:-1]) if fixed else 2
 
     def exact(text, value):
-        return abs(float(text.replace(MINUS, "-")) - value) <= 1e-9 * max(1.0, abs(value))
+        try:
+            shown = float(text.replace(MINUS, "-").rstrip("%")) / (100 if text.endswith("%") else 1)
+        except ValueError:
+            return False
+        return abs(shown - value) <= 1e-9 * max(1.0, abs(value))
 
-    for decimals in range(digits + 1):
+    fixed = len(fmt) > 2 and fmt[0] == "." and fmt[-1] == "f" and fmt[1:-1].isdigit()
+    for decimals in range(int(fmt[1:-1]) + 1) if fixed else ():
         texts = [_number(v, f".{decimals}f") for v in values]
         if all(exact(t, v) for t, v in zip(texts, values)):
             return texts
     return [t if exact(t, v) else f"{v:g}".replace("-", MINUS)
-            for t, v in zip((_number(v, f".{digits}f") for v in values), values)]
+            for t, v in zip((_number(v, fmt) for v in values), values)]
 
 
 class _ScaleLabels(FuncFormatter):

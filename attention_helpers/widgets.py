@@ -73,8 +73,8 @@ class _WeightSlider(W.FloatSlider):
 
 def _without_echo(slider) -> None:
     """Let this one slider, like a _WeightSlider, take its page's values without echoing them
-    back: a control's echo reached the page before the picture it moved and held it back (about
-    9 ms a move in benchmarks/slider_latency.py). The value trait is copied with echo_update off
+    back: a control's echo reached the page before the picture it moved and held it back
+    (benchmarks/README.md, "The sliders' echo"). The value trait is copied with echo_update off
     onto this instance alone (add_traits gives it a class of its own); its checks stay. (And a
     SelectionSlider's index, which is what its page sends.)"""
     quiet = {}
@@ -151,13 +151,6 @@ class Panel:
         FigureCanvasAgg(self.figure)
         axes = iter(self.figure.subplots(1, len(drawn), squeeze=False)[0] if drawn else [])
         results = self._results()
-        ends = None  # compute's results at the sliders' ends, found once if needed
-
-        def at_the_ends():
-            nonlocal ends
-            ends = ends if ends is not None else self._results_at_the_ends(mixes=16)
-            return ends
-
         # A colour scale chosen from the sliders covers what a student reaches moving one slider
         # at a time: every slider at its extremes together (products of weights) would stretch it
         # so far that the lesson's values all look alike. Beyond it a cell takes the end colour.
@@ -169,9 +162,10 @@ class Panel:
         free = [k for k, a in enumerate(self.artists) if isinstance(a, Heatmap) and a.colorbar
                 and not a.fixed_limits]
         if free or any(isinstance(a, Bars) and not a.probabilities for a in self.artists):
-            self._fix_value_axes(at_the_ends())
+            ends = self._results_at_the_ends(mixes=16 if free else 0)
+            self._fix_value_axes(ends)
             for k in free:
-                self.artists[k].keep_room_for([_value_range(r[k]) for r in at_the_ends()])
+                self.artists[k].keep_room_for([_value_range(r[k]) for r in ends])
         # Constrained layout measures the figure as last drawn: one draw settles the layout,
         # which the browser's picture then takes over.
         self.figure.canvas.draw()
@@ -187,8 +181,8 @@ class Panel:
         if in_browser and BrowserView is None:
             self._warn(_NO_BROWSER_VIEW)
         if in_browser and BrowserView is not None:
-            self.view = BrowserView(self.figure, self.artists, len(self.views) - len(drawn),
-                                    name=self._name(), caption=self._caption(), describe=self._words)
+            self.view = BrowserView(self.figure, self.artists, name=self._name(), caption=self._caption(),
+                                    describe=self._words)
             self.widget = W.VBox([self._controls_box(), self.view])
         else:
             self.fallback_reason = self.fallback_reason or "in_browser=False"
@@ -271,9 +265,9 @@ class Panel:
             png = _full_draw(self.figure)
             self.image.value = _address(png) if _DATA_ADDRESS else png
         self._shown, self._results_now = self._settings(), results  # (the lock holds the sliders still)
-        if not moving:  # a cell's redraw: its words at once; a slider's, once it rests (the view asks)
-            self._refresh_words()
-        elif self.view is None:
+        # A cell's redraw says its words at once, as a picture drawn here does; a slider's move in
+        # the browser's picture, once it rests (the view asks).
+        if not moving or self.view is None:
             self._refresh_words()
 
     def _words(self) -> str:

@@ -5,7 +5,8 @@ The robustness test, the compat test and the kernel-memory benchmark send SWEEP 
 kernel (tools.notebooks.run_code) and read the JSON report it prints last: one row per
 slider end, [panel, slider, attribute, end, finite, drawn, covered]:
 
-- finite: every number the panel computes there is finite;
+- finite: every number the panel computes there is finite (but a heatmap's -inf and NaN,
+  which it draws as masked cells);
 - drawn: what the picture was sent is what the panel computes there (the browser view's
   numbers, as the page reads them), or, for a panel drawn in the kernel, a picture;
 - covered: the colour scales and value axes cover those numbers.
@@ -38,10 +39,10 @@ def _drawn(panel, outs):
     return bool(sent.shape == want.shape and _np.array_equal(sent, want, equal_nan=True))
 
 def _all_finite(artist, o):
-    """Every number finite; a heatmap that shows missing cells (a mask, or a mask_label of its
-    own, as 08's keys not cached yet) may hold -inf or NaN there, never +inf."""
+    """Every number finite; in a heatmap -inf and NaN are cells drawn as masked (plots.Heatmap),
+    never +inf."""
     o = _np.asarray(o, dtype=float)
-    if isinstance(artist, _ah.Heatmap) and (artist.mask is not None or artist.mask_label != "masked"):
+    if isinstance(artist, _ah.Heatmap):
         return not _np.isposinf(o).any()
     return bool(_np.isfinite(o).all())
 
