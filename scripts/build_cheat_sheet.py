@@ -141,7 +141,7 @@ row still sums to 1. Causal mask: query i may attend to keys 0 … i. Masks comb
 <h2>Notation and shapes</h2>
 <table class="notation">{table}</table>
 
-<h2>The running example: "{" ".join(tokens)}"</h2>
+<h2>"{" ".join(tokens)}", step by step</h2>
 <p>n = 3 tokens, d_model = d_k = d_v = {f["d_k"]}, so √d_k = {f["sqrt_d_k"]:.3f}. W_Q and W_K are the
 identity (so Q = K = X); W_V swaps the two columns. Rows are the tokens {", ".join(tokens)};
 for S and A, row = query and column = key.</p>
@@ -158,7 +158,7 @@ fp16 = {kv["bytes_per_value"]} bytes) at {kv["seq_len"]} tokens, batch 1:
 multi-head (64 KV heads) {gib[64]:.3f} GiB;
 grouped-query (8 KV heads) {gib[8]:.3f} GiB; multi-query (1 KV head) {gib[1]:.3f} GiB.
 In GQA, query head i reads KV head i // (h_q / h_kv).</p>
-<p><b>Heads.</b> Multi-head attention with n_heads heads: d_head = d_model / n_heads; head h uses
+<p><b>Heads.</b> Multi-head attention with n_heads heads: usually d_head = d_model / n_heads; head h uses
 columns h·d_head … (h+1)·d_head − 1 of Q, K and V; weights [n_heads, n, n];
 output = concat(heads)·W_O with W_O [n_heads·d_head, d_model].
 GQA: Q [h_q, n, d_head], K and V [h_kv, n, d_head], h_kv divides h_q; MQA is h_kv = 1.</p>
