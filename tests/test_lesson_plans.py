@@ -1,16 +1,24 @@
-"""The lesson plans in teachers/ run as written (marker `slow`).
+"""The lesson plans in teachers/ fit their minutes and run as written (the runs: marker `slow`).
 
-Each plan is a markdown table with one row per notebook; its "run" column lists
-the sections the class runs ("Steps 1–3, Live"). Everything else is skipped. For
-every notebook a plan uses, this builds the notebook with exactly those
-sections (the title, "You will learn" and the setup cell always stay), runs it
-and fails on any error: a skipped step that a kept one needs gives a NameError
-here, not in class. A plan's notebooks run one after another in one kernel,
-each after `%reset -f` (its names gone, as in a kernel of its own, so a missing
-one still raises; what a reset keeps, the imported modules, every notebook
-imports in its setup cell anyway): a kernel and the helper's import cost about
-2 s of CPU each, half of such a run. Each exit-ticket question names the step
-that teaches it, "*(02 · Step 4)*", and that step must be among the plan's.
+Each plan is a markdown table with one row per slot (tools/lesson_plans.py reads it). A slot
+must hold what the row asks for, computed here: the reading-time model's minutes for the
+sections the students run (tools.lesson_time, on the notebook as it is today), plus the plans'
+allowances, stated once in the 90-minute plan's table "How long a slot is": so many minutes per
+stop-and-ask question (the questions counted in the row's "stop and ask" cell, where they are
+written), per panel on the projector (the panels counted in the notebook's sections the row
+shows), for the launch (the first slot) and per exit-ticket question (the last slot). The
+slots follow one another within the plan's length, and the half-day plan has a break at least
+every 75 minutes.
+
+For every notebook a plan uses, the runs build the notebook with exactly the sections the
+students run and the teacher shows on the projector (the title, "You will learn" and the setup
+cell always stay), run it and fail on any error: a skipped step that a kept one needs gives a
+NameError here, not in class. A plan's notebooks run one after another in one kernel, each
+after `%reset -f` (its names gone, as in a kernel of its own, so a missing one still raises;
+what a reset keeps, the imported modules, every notebook imports in its setup cell anyway): a
+kernel and the helper's import cost about 2 s of CPU each, half of such a run. Each
+exit-ticket question names the steps that teach it, "*(02 · Step 4 · …)*", and each must be
+among the plan's.
 """
 
 from __future__ import annotations
@@ -25,59 +33,85 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools.lesson_plans import (
+    ALLOWANCES_PLAN,
     PLANS,
     ROOT,
+    allowances,
+    fit_problems,
     kept_notebook,
     plan_rows,
     run_minutes,
     section_names,
     sections,
     slots,
+    taught,
+    ticket,
 )
 
-TAUGHT = re.compile(r"\*\((\d\d\w?) · ([^)]+)\)\*")
 LENGTH = {"plan_90_minutes": 90, "plan_half_day": 240}  # minutes, as each plan's title says
+# The longest stretch without a break and the shortest break, in minutes: the half-day plan's, as it
+# states ("a 10-minute break at least every 75 minutes"); a 90-minute lesson is one period, as a
+# timetable gives it.
+BREAKS = {"plan_90_minutes": None, "plan_half_day": (75, 10)}
+
+CASES = [(plan, number) for plan in PLANS for number in taught(plan)]
 
 
-def exit_ticket(path: Path) -> list[tuple[str, str]]:
-    text = path.read_text(encoding="utf-8")
-    ticket = text[text.index("## Exit ticket"):]
-    questions = re.findall(r"^\d+\. .*?(?=^\d+\. |\Z)", ticket, re.M | re.S)
-    assert questions, f"{path.name}: no numbered questions under ## Exit ticket"
-    taught = []
-    for question in questions:
-        match = TAUGHT.search(question)
-        assert match, f"{path.name}: this question names no step that teaches it: {question[:60]!r}"
-        taught.append((match[1], match[2].strip()))
-    return taught
-
-
-CASES = [(plan, number) for plan in PLANS for number in plan_rows(plan)]
+def problems_of(plan: Path, text: str | None = None) -> list[str]:
+    return fit_problems(plan.read_text(encoding="utf-8") if text is None else text, plan.stem,
+                        LENGTH[plan.stem], allowances(), BREAKS[plan.stem])
 
 
 def test_the_parser_reads_ranges_and_names():
     assert section_names("Steps 1–3, 5, Live") == ["Step 1", "Step 2", "Step 3", "Step 5", "Live"]
     assert section_names("Step 4, Try this, Summary") == ["Step 4", "Try this", "Summary"]
-    assert section_names("Live") == ["Live"]
+    assert section_names("Live") == ["Live"] and section_names("–") == []
+
+
+def test_the_allowances_are_stated_once_and_the_half_day_plan_links_to_them():
+    """The 90-minute plan's table gives each allowance, with its reason; the half-day plan links to
+    it and states none of its own."""
+    allow = allowances()
+    assert set(allow) == {"launch", "question", "panel", "ticket"} and all(v > 0 for v in allow.values())
+    half_day = (ROOT / "teachers" / "plan_half_day.md").read_text(encoding="utf-8")
+    assert f"({ALLOWANCES_PLAN.name}#how-long-a-slot-is)" in half_day
+    assert "| allowance |" not in half_day and not re.search(r"\d+ minutes? (for|per|a) ", half_day)
 
 
 @pytest.mark.parametrize("plan", PLANS, ids=lambda p: p.stem)
-def test_every_slot_holds_what_its_row_asks_students_to_run_by_the_model(plan):
-    """Each row's "model" column is the reading-time model's minutes for exactly the sections
-    it runs (computed here from the notebook), no row's slot is shorter, the slots follow one
-    another without a gap or an overlap, and the plan ends within its length."""
-    found = slots(plan)
-    assert found[0]["start"] == 0 and found[-1]["end"] <= LENGTH[plan.stem], plan.name
-    for before, after in zip(found, found[1:]):
-        assert before["end"] == after["start"], f"{plan.name}: a gap or overlap at minute {before['end']}"
-    for slot in found:
-        if slot["notebook"] is None:
-            continue
-        number, name = slot["notebook"]
-        minutes = run_minutes(ROOT / "notebooks" / name, slot["run"])
-        assert slot["model"] == round(minutes, 1), f"{plan.name}, {number}: the model says {minutes:.1f} min"
-        length = slot["end"] - slot["start"]
-        assert minutes <= length, f"{plan.name}, {number}: {minutes:.1f} min in a {length}-minute slot"
+def test_every_slot_holds_its_model_minutes_questions_panels_launch_and_ticket(plan):
+    """Each row's "model" column is the model's minutes for exactly the sections it runs, computed
+    here from the notebook; each slot is at least its model minutes plus its questions and
+    projector panels at the allowances (the launch and the exit ticket theirs); the slots follow
+    one another from 0 to within the plan's length; a section shown on the projector has a panel;
+    a question is asked at a section the row runs or shows; and the half-day plan never goes 75
+    minutes without a break."""
+    assert problems_of(plan) == []
+
+
+def test_a_plan_that_does_not_fit_is_found():
+    """fit_problems itself: a question added without minutes, a launch cut short, a break taken
+    out or cut short, a projector section without a panel, a question at a skipped step, a stale
+    model column."""
+    plan = ROOT / "teachers" / "plan_half_day.md"
+    text = plan.read_text(encoding="utf-8")
+    q = "which in X₁?*"
+    assert problems_of(plan, text.replace(q, q + "<br>Step 8: *One more?*")) == [
+        "plan_half_day, 00: 29.9 min in a 29-minute slot"]
+    assert problems_of(plan, text.replace("| 0:00–0:10 | launch", "| 0:00–0:09 | launch").replace(
+        "| 0:10–0:39 | [00]", "| 0:09–0:39 | [00]")) == ["plan_half_day, launch: 10.0 min in a 9-minute slot"]
+    no_break = re.sub(r"^\| 1:03–1:13 \|.*$", "| 1:03–1:13 | other | – | – | – | – | – |", text, flags=re.M)
+    assert problems_of(plan, no_break) == ["plan_half_day: 125 minutes without a break from minute 0"]
+    short = text.replace("| 1:03–1:13 | break |", "| 1:03–1:08 | break |").replace(
+        "| 1:13–1:41 | [02]", "| 1:08–1:41 | [02]")
+    assert problems_of(plan, short) == ["plan_half_day: a break of 5 minutes at minute 63, less than 10"]
+    shown = text.replace("| – | – | Step 1 | Step 1: *Set n_heads", "| – | – | Step 2 | Step 1: *Set n_heads")
+    assert problems_of(plan, shown) == [
+        "plan_half_day, 05b: Step 2, on the projector, has no panel",
+        "plan_half_day, 05b: 'Set n_heads to 2, then 4, and look at ro' is asked at Step 1, "
+        "which the row neither runs nor shows"]
+    stale = text.replace("| Steps 1–3, 5–8 | 25.9 |", "| Steps 1–3, 5–8 | 27.9 |")
+    assert problems_of(plan, stale) == ["plan_half_day, 00: the model column says 27.9, the model 25.9"]
 
 
 def test_the_model_of_a_row_is_the_notebooks_minutes_for_just_those_cells():
@@ -93,19 +127,31 @@ def test_the_model_of_a_row_is_the_notebooks_minutes_for_just_those_cells():
     assert run_minutes(path, []) < run_minutes(path, ["Step 1"]) < lesson_time(path).minutes
 
 
-def test_each_plan_uses_notebooks():
+def test_each_plan_uses_notebooks_and_counts_its_questions_where_they_are_written():
     for plan in PLANS:
         assert len(plan_rows(plan)) >= 5, f"{plan.name}: no table of notebooks found"
+        found = slots(plan)
+        asked = [q for slot in found for _, q in slot["asks"]]
+        written = re.findall(r"\*([^*]+)\*", "\n".join(slot["row"]["stop and ask"] for slot in found))
+        assert len(asked) == len(written) > 0, plan.name
+    # a notebook only on the projector is taught, but not opened by the students
+    half_day = ROOT / "teachers" / "plan_half_day.md"
+    assert "05b" in taught(half_day) and "05b" not in plan_rows(half_day)
 
 
 @pytest.mark.parametrize("plan", PLANS, ids=lambda p: p.stem)
 def test_every_exit_ticket_question_is_taught_in_the_plan(plan):
-    rows = plan_rows(plan)
-    for number, step in exit_ticket(plan):
-        assert number in rows, f"{plan.name}: the exit ticket asks about {number}, which the plan skips"
-        assert step in rows[number][1], (
-            f"{plan.name}: the exit ticket asks about {number} · {step}, but the plan runs "
-            f"only {rows[number][1]}")
+    rows = taught(plan)
+    questions = ticket(plan.read_text(encoding="utf-8"))
+    assert questions, f"{plan.name}: no numbered questions under ## Exit ticket"
+    for question, refs in questions:
+        assert refs, f"{plan.name}: this question names no step that teaches it: {question[:60]!r}"
+        for number, step, _ in refs:
+            assert number in rows, f"{plan.name}: the exit ticket asks about {number}, which the plan skips"
+            section = re.sub(r"(Step \d+)[a-z]$", r"\1", step)  # a sub-step is taught with its step
+            assert section in rows[number][1], (
+                f"{plan.name}: the exit ticket asks about {number} · {step}, but the plan runs "
+                f"only {rows[number][1]}")
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +189,8 @@ def run_after_reset(nb, km) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("plan, number", CASES, ids=[f"{p.stem}-{n}" for p, n in CASES])
 def test_the_plan_runs_as_written(plan, number, kernels):
-    name, keep = plan_rows(plan)[number]
+    """What the students run and the teacher shows on the projector, as one notebook."""
+    name, keep = taught(plan)[number]
     run_after_reset(kept_notebook(ROOT / "notebooks" / name, keep), kernels(plan))
 
 
@@ -162,11 +209,10 @@ def test_the_students_handout_asks_the_plans_exit_ticket_questions(plan):
     word, without the teacher's step references."""
     def questions(text):
         found = re.findall(r"^\d+\. .*?(?=^\d+\. |\Z)", text, re.M | re.S)
-        return [" ".join(re.sub(r"\*\([^)]*\)\*", "", q).split()) for q in found]
+        return [" ".join(q.split()).split(" ", 1)[1] for q in found]
 
-    text = plan.read_text(encoding="utf-8")
     handout = (ROOT / "teachers" / "exit_tickets.md").read_text(encoding="utf-8")
     block = handout[handout.index(f"<!-- ticket: {plan.stem} -->"):]
     block = block[:block.index("<!-- end of ticket -->")]
-    assert questions(block) == questions(text[text.index("## Exit ticket"):])
+    assert questions(block) == [q for q, _ in ticket(plan.read_text(encoding="utf-8"))]
     assert "*(" not in block  # no step references on the students' sheet

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from scripts import make_nbgrader_course
-from tools.lesson_plans import sections
+from tools.lesson_plans import sections, ticket
 from tools.lesson_time import PER_CHECK, lesson_time
 from tools.prose import output_text, stated_numbers
 
@@ -297,16 +297,15 @@ def test_the_anchor_checker_reports_what_is_broken(tmp_path):
 
 def ticket_questions(text: str) -> list[str]:
     """The numbered questions after a plan's "## Exit ticket", without their step references."""
-    ticket = text[text.index("## Exit ticket"):]
-    found = re.findall(r"^\d+\. .*?(?=^\d+\. |\Z)", ticket, re.M | re.S)
-    return [" ".join(re.sub(r"\*\([^)]*\)\*", "", q).split()) for q in found]
+    return [question for question, _ in ticket(text)]
 
 
 def exit_ticket_problems(plans: dict[str, str], answers: str) -> list[str]:
     """What is wrong with the plans' exit tickets against answers.md: each plan's answers link
     must name a section of answers.md holding one numbered answer per question; an answer "As
     question N above" must point to the same question of the ticket answered above it; and each
-    question's step reference "*(NN · Step k)*" must name a section of that notebook."""
+    question's step references "*(NN · Step k · heading; …)*" must name sections of those notebooks
+    (tests/test_exit_tickets.py checks the headings too)."""
     problems = []
     sections_of = {slug(heading): body for heading, body in
                    re.findall(r"^## ([^\n]+)\n(.*?)(?=^## |\Z)", answers, re.M | re.S)}
@@ -331,9 +330,10 @@ def exit_ticket_problems(plans: dict[str, str], answers: str) -> list[str]:
                              and earlier[int(same[1]) - 1] == questions[int(n) - 1]):
                 problems.append(f"{name}: answer {n} says 'as question {same[1]} above', "
                                 "which asks something else")
-        for number, step in re.findall(r"\*\((\d\d\w?) · ([^)]+)\)\*", text[text.index("## Exit ticket"):]):
+        for number, step, _ in (ref for _, refs in ticket(text) for ref in refs):
             notebook = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"), None)
-            if notebook is None or step.strip() not in sections(nbformat.read(notebook, as_version=4)):
+            section = re.sub(r"(Step \d+)[a-z]$", r"\1", step)  # a sub-step lies in its step
+            if notebook is None or section not in sections(nbformat.read(notebook, as_version=4)):
                 problems.append(f"{name}: a question is taught in {number} · {step}, which does not exist")
     return problems
 
@@ -351,10 +351,10 @@ def test_every_exit_ticket_question_has_its_answer_and_a_step_that_exists():
 
 def test_a_wrong_exit_ticket_reference_is_found():
     plans, answers = _plans_and_answers()
-    wrong = {**plans, "plan_half_day": plans["plan_half_day"].replace("*(06 · Step 4)*", "*(06 · Step 9)*")}
+    wrong = {**plans, "plan_half_day": plans["plan_half_day"].replace("*(06 · Step 4 · ", "*(06 · Step 9 · ")}
     assert exit_ticket_problems(wrong, answers) == [
         "plan_half_day: a question is taught in 06 · Step 9, which does not exist"]
-    other = answers.replace("2. As question 2 above.", "2. As question 3 above.")
+    other = answers.replace("2. As question 4 above.", "2. As question 3 above.")
     assert exit_ticket_problems(plans, other) == [
         "plan_half_day: answer 2 says 'as question 3 above', which asks something else"]
     moved = {**plans, "plan_90_minutes": plans["plan_90_minutes"].replace("#exit-ticket-of-the-90", "#t-90")}
