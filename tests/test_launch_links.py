@@ -38,7 +38,7 @@ def wrong_links(root, repo, tag):
                 wrong.append(f"{path.relative_to(root)}: {kind} link names {named}, not {expected}")
             if kind in ("binder", "colab", "pip") and ref != tag:
                 wrong.append(f"{path.relative_to(root)}: {kind} link opens {ref}, not the tag {tag}")
-            branch = set_repository.release_branch(tag)
+            branch = set_repository.pull_branch(root)
             if kind == "nbgitpuller" and ref != branch:
                 wrong.append(f"{path.relative_to(root)}: nbgitpuller link opens {ref}, not {branch}")
     return wrong
@@ -73,7 +73,7 @@ def test_setup_cell_is_the_same_in_every_notebook_and_installs_the_tag():
 def test_hub_guide_has_an_nbgitpuller_link_per_notebook_on_the_release_branch():
     guide = (ROOT / "teachers" / "hub_admin.md").read_text()
     numbered = sorted(p for p in ALL_NOTEBOOKS if p.name[:2].isdigit())
-    branch = set_repository.release_branch(TAG)
+    branch = set_repository.pull_branch()
     for path in numbered:
         assert (f"git-pull?repo=https://github.com/{REPO}&branch={branch}&urlpath=lab/tree/"
                 f"{REPO.split('/')[1]}/notebooks/{path.name}") in guide, path.name
