@@ -12,9 +12,8 @@
    notebook in turn and runs it, as a student does through the course. The
    server's peak resident memory and each kernel's are read from /proc
    (Linux). This is what one student's pod holds on a JupyterHub.
-3. The sizing: memory per student = the server + OPEN_KERNELS kernels at the
-   largest peak measured with the sliders, and students per node for common
-   node sizes.
+A student's guarantee and limit on a hub come from a whole class day, not from
+these figures: benchmarks/class_day.py.
 """
 
 from __future__ import annotations
@@ -29,13 +28,9 @@ from pathlib import Path
 from tools.jupyterlab_driver import JupyterLab, chromium, descendants, find_chromium, open_notebook, run_all
 from tools.memory import (
     KERNEL_BUDGET_MIB,
-    NODE_RESERVED_GIB,
     NOTEBOOKS,
-    OPEN_KERNELS,
     ROOT,
     kernel_peaks_mib,
-    per_student_mib,
-    students_per_node,
 )
 
 
@@ -70,10 +65,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     print("kernel peak memory (MiB):                 Run All   + every slider to both ends")
-    slider_peaks = []
     for path in NOTEBOOKS:
         run_all, with_sliders = kernel_peaks_mib(path)
-        slider_peaks.append(with_sliders)
         print(f"  {path.stem:40s} {run_all:6.1f}   {with_sliders:6.1f}")
     print(f"  (budget per kernel, tested: {KERNEL_BUDGET_MIB} MiB; this process: "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB)")
@@ -87,13 +80,6 @@ def main(argv=None) -> int:
     for name, mib in kernels.items():
         print(f"  kernel {name:33s} {mib:6.1f}")
     print(f"  JupyterLab server, peak            {server:6.1f}")
-    kernel = max(slider_peaks)
-    per_student = per_student_mib(server, kernel)
-    print(f"\nper student (server + {OPEN_KERNELS} kernels at {kernel:.0f} MiB, the largest with "
-          f"sliders), rounded up to 64 MiB: {per_student} MiB")
-    print(f"students per node ({NODE_RESERVED_GIB} GiB reserved for the system):")
-    for gib, students in students_per_node(per_student):
-        print(f"  {gib:3d} GiB node: {students} students")
     return 0
 
 

@@ -175,3 +175,21 @@ def test_the_targets_compare_five_students_with_one_and_hold_thirty_to_300_ms():
     assert not held["5 students against 1: last value's picture p95 within 1.2x"]  # 12.1/10 = 1.21
     assert not held["30 students: last value's picture p95 <= 300 ms"]
     assert class_load.targets([row(1), row(10)]) == []  # neither 5 nor 30 measured: nothing to judge
+
+
+@pytest.mark.slow
+def test_a_class_day_walk_keeps_the_kernels_the_student_leaves_open(hub, tmp_path):
+    """benchmarks/class_day.py's walk, on two notebooks: as taught the notebook before is shut
+    down once the next has run (one kernel left), with the tabs left open both stay; the peak
+    counts the server and its kernels together."""
+    from benchmarks import class_day
+
+    repo = class_load.bare_repository(tmp_path)
+    notebooks = [NOTEBOOK, "04_softmax.ipynb"]
+    taught = class_day.walk(hub, repo, "taught", notebooks, taught=True)
+    class_day.stop_servers(hub)
+    left_open = class_day.walk(hub, repo, "open", notebooks, taught=False)
+    assert (taught["kernels_left"], left_open["kernels_left"]) == (1, 2)
+    for got in (taught, left_open):
+        assert len(got["kernels"]) == 2  # both notebooks' kernels were seen, each with its own peak
+        assert got["peak"] >= got["server"] + max(got["kernels"]) * 0.9  # resident now vs. peak (VmHWM)

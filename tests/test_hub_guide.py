@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from scripts import set_repository
-from tools import class_load
+from tools import class_load, lesson_plans
 from tools import memory as kernel_memory
 from tools.project import ROOT, RUNTIME
 
@@ -97,7 +97,7 @@ def test_the_image_tag_is_the_release_tag_of_the_links():
     assert isinstance(tag, str), "quote the tag: YAML reads 1.0 as a number"
     # set_repository --tag rewrites the links but not this tag: change it by hand with them
     assert tag == set_repository.release_tag(), f"the image tag {tag} is not pyproject's release-tag"
-    assert f"branch={set_repository.release_branch(tag)}&" in GUIDE  # what the nbgitpuller links open
+    assert f"branch={set_repository.pull_branch()}&" in GUIDE  # what the nbgitpuller links open
     # and what the image recipes install
     assert all(f"--branch {tag} " in r or f"@{tag}" in r for r in dockerfiles()[:2])
 
@@ -121,15 +121,54 @@ def test_sizing_table_has_every_notebook_under_the_budget():
         assert sliders >= run_all, f"{label}: moving sliders cannot lower the peak"
 
 
-def test_guarantee_is_the_server_plus_two_largest_kernels_and_nodes_follow_from_it():
-    rows, section = sizing()
-    server = rows["JupyterLab server, peak"][0]
-    largest = max(v[1] for label, v in rows.items() if len(v) == 2)
-    per_student = kernel_memory.per_student_mib(server, largest)
-    assert mib(config()["singleuser"]["memory"]["guarantee"]) == per_student
-    assert f"**{per_student} MiB**" in section
+def day_table(text, marker):
+    """{(plan, how): (notebooks, MiB)} from the first table after `marker` in `text`."""
+    block = text[text.index(marker):]
+    rows = {}
+    for line in block.splitlines()[1:]:
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if re.fullmatch(r"\d+", cells[2]):
+            rows[(cells[0], cells[1])] = cells
+    return rows
+
+
+def test_memory_guarantee_and_limit_come_from_the_class_day_run():
+    recorded = day_table((ROOT / "benchmarks" / "README.md").read_text(), "<!-- class-day-table -->")
+    plans = {p.stem for p in lesson_plans.PLANS}
+    assert {plan for plan, _ in recorded} == plans, "run python -m benchmarks.class_day"
+    assert {how for _, how in recorded} == {"as taught", "tabs left open"}
+    for (plan, how), cells in recorded.items():
+        opened = len(lesson_plans.plan_rows(ROOT / "teachers" / f"{plan}.md"))
+        assert int(cells[2]) == opened, f"{plan}: the run opened {cells[2]} notebooks, the plan {opened}"
+        assert int(cells[3]) == (1 if how == "as taught" else opened), (plan, how, cells[3])
+    peaks = {key: float(cells[6]) for key, cells in recorded.items()}
+    kernel = max(float(cells[5]) for cells in recorded.values())
+    guarantee, limit = kernel_memory.guarantee_and_limit(peaks, kernel)
+    memory = config()["singleuser"]["memory"]
+    assert (mib(memory["guarantee"]), mib(memory["limit"])) == (guarantee, limit)
+    section = guide_section("### Memory: what to give each student")
+    assert f"**{guarantee} MiB**" in section and f"**{limit} MiB**" in section
+    # the guide's table is the run's, plan by plan
+    names = {"90 minutes": "plan_90_minutes", "half day": "plan_half_day"}
+    ways = {"closes and shuts down each notebook when the next has run": "as taught",
+            "leaves every tab open": "tabs left open"}
+    quoted_rows = {(names[plan], ways[how]): (int(n), float(peak))
+                   for (plan, how), (_, _, n, peak) in day_table(section, "<!-- hub-day -->").items()}
+    assert quoted_rows == {key: (int(cells[2]), float(cells[6])) for key, cells in recorded.items()}
+    # and the plans ask for what "as taught" did
+    for plan in lesson_plans.PLANS:
+        assert "Close and Shut Down Notebook" in plan.read_text(), f"{plan.name} must tell students to"
+
+
+def test_students_per_node_follow_from_the_guarantee():
+    rows, _ = sizing()
     nodes = [(int(label.split()[0]), int(v[0])) for label, v in rows.items() if label.endswith(" GiB")]
-    assert nodes == kernel_memory.students_per_node(per_student)
+    guarantee = int(mib(config()["singleuser"]["memory"]["guarantee"]))
+    assert nodes == kernel_memory.students_per_node(guarantee)
 
 
 def test_guide_and_readme_quote_the_ranges_of_pyproject():
@@ -211,8 +250,8 @@ def test_culling_stops_idle_servers_and_kernels_after_the_times_the_guide_quotes
     kernels = file["data"]["MappingKernelManager"]
     assert kernels["cull_idle_timeout"] == 60 * quoted(r"idle for \*\*(\d+) minutes\*\*")
     assert 0 < kernels["cull_interval"] < kernels["cull_idle_timeout"] < cull["timeout"]
-    # The guarantee counts OPEN_KERNELS kernels: the notebooks still open keep theirs.
-    assert kernel_memory.OPEN_KERNELS > 1 and kernels["cull_connected"] is False
+    # The kernels of open notebooks are never culled: the limit holds a student who leaves them all open.
+    assert kernels["cull_connected"] is False
     assert kernels["cull_busy"] is False
 
 

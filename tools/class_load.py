@@ -240,7 +240,10 @@ c.JupyterHub.last_activity_interval = 3600
 class Hub:
     """JupyterHub with its proxy on 127.0.0.1; every process it starts is stopped on exit."""
 
-    def __init__(self, folder: Path, settings: bool = True, limit: int = MAX_STUDENTS, nice: int = HUB_NICE):
+    def __init__(self, folder: Path, settings: bool = True, limit: int = MAX_STUDENTS, nice: int = HUB_NICE,
+                 servers: Path = BIN):
+        """`servers`: the bin folder whose jupyterhub-singleuser runs each student's server (and
+        whose Python runs their kernels): this environment's, or a student image's."""
         self.folder, self.port, self.nice = folder, free_port(), nice
         self.url = f"http://127.0.0.1:{self.port}"
         environment = {"MPLBACKEND": "agg", "JUPYTER_PLATFORM_DIRS": "1"}
@@ -251,7 +254,7 @@ class Hub:
         self.config.write_text(HUB_CONFIG.format(
             port=self.port, hub_port=free_port(), api_port=free_port(), proxy=install_proxy(),
             token=secrets.token_hex(16), folder=folder, target=TARGET,
-            singleuser=str(BIN / "jupyterhub-singleuser"),
+            singleuser=str(servers / "jupyterhub-singleuser"),
             environment=environment, limit=limit,
             server_args=["--allow-root"] if os.geteuid() == 0 else []))  # as in a container run as root
         self.proc = None

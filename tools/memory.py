@@ -1,6 +1,6 @@
-"""A notebook kernel's peak memory, and the sizing of a class hub that follows from it:
-shared by benchmarks/kernel_memory.py (which measures) and the tests (which keep the
-kernels under budget and the hub guide's table consistent)."""
+"""A notebook kernel's peak memory, and a class hub's memory sizing: shared by
+benchmarks/kernel_memory.py and benchmarks/class_day.py (which measure) and the tests
+(which keep the kernels under budget and the hub guide's figures derived from the runs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from tools.sweep import SWEEP
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))  # the cheat sheet too
 KERNEL_BUDGET_MIB = 160   # per notebook kernel; tested (matplotlib 3.11 takes ~8 MiB more than 3.10)
-OPEN_KERNELS = 2          # a student who leaves the previous notebook's kernel running
 NODE_SIZES_GIB = [8, 16, 32, 64]
 NODE_RESERVED_GIB = 1     # kubelet, system pods and the hub's own pods on each node
 
@@ -42,11 +41,24 @@ def kernel_peaks_mib(path: Path, sliders: bool = True) -> list[float]:
         return peaks
 
 
-def per_student_mib(server_mib: float, kernel_mib: float) -> int:
-    """Memory to guarantee a student: the server plus OPEN_KERNELS kernels, rounded up to 64 MiB."""
-    return 64 * math.ceil((server_mib + OPEN_KERNELS * kernel_mib) / 64)
-
-
 def students_per_node(per_student: int) -> list[tuple[int, int]]:
     """(node GiB, students) when each student's pod is guaranteed `per_student` MiB."""
     return [(gib, math.floor((gib - NODE_RESERVED_GIB) * 1024 / per_student)) for gib in NODE_SIZES_GIB]
+
+
+def round_up(mib: float, unit: int = 64) -> int:
+    """`mib` rounded up to a multiple of `unit` MiB."""
+    return unit * math.ceil(mib / unit)
+
+
+def guarantee_and_limit(peaks: dict[tuple[str, str], float], kernel: float) -> tuple[int, int]:
+    """A student's memory guarantee and limit (MiB) from benchmarks/class_day.py's peaks,
+    {(plan, "as taught" or "tabs left open"): MiB}, and its largest kernel (MiB): the
+    guarantee holds every plan as the plans teach it (the notebook before shut down), the
+    limit every plan with every tab left open and one notebook more (homework, the cheat
+    sheet), each rounded up to 64 MiB."""
+    taught = [mib for (_, how), mib in peaks.items() if how == "as taught"]
+    left_open = [mib for (_, how), mib in peaks.items() if how == "tabs left open"]
+    if not taught or not left_open:
+        raise ValueError(f"peaks needs both ways of leaving notebooks for a plan, got {sorted(peaks)}")
+    return round_up(max(taught)), round_up(max(left_open) + kernel)
