@@ -24,7 +24,8 @@ SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static", "newest"}
 # their tests go to two groups, alternately
 SPLIT = ("tests/test_browser.py", "tests/test_compat.py", "tests/test_widgets.py", "tests/test_newest.py")
 FIRST = ["tests/test_grading.py", *SPLIT[:2], "tests/test_newest.py", "tests/test_class_load.py",
-         "tests/test_lesson_plans.py", "tests/test_grading_cycle.py",
+         "tests/test_lesson_plans.py", "tests/test_grading_cycle.py", "tests/test_grading_settings.py",
+         "tests/test_release.py",
          "tests/test_widgets.py", "tests/test_static_site.py",
          "notebooks/"]  # the longest groups, longest first (about 140 s to 10 s), then the rest
 

@@ -10,6 +10,12 @@ scripts/nbgrader_autograder.py (as attention_autograder.py) beside it (nbgrader
 releases them with the notebook and puts the course's copies back before it
 grades). The notebooks, solutions/ and teachers/points.toml are only read.
 
+The teacher's own nbgrader settings (the late penalty, zip_collect's file names) go in
+OUT_DIR/teacher_config.py, which nbgrader_config.py loads last (so they win) and this
+script never writes or deletes: regenerating the course keeps them in force. An
+nbgrader_config.py that holds settings this script did not write (the old way to add
+them) is not overwritten: the script stops, names those lines and says where they go.
+
 How the cells are recognised, so that new exercises and notebooks need no
 change here:
 - a check cell is a code cell that calls `ah.checks.check_...`;
@@ -47,6 +53,7 @@ from __future__ import annotations
 import argparse
 import ast
 import base64
+import hashlib
 import re
 import shutil
 import sys
@@ -80,7 +87,8 @@ _grader["verdict"](globals(), _grading_folder, {call!r}, {answers!r}, forbidden=
 ### END HIDDEN TESTS"""
 WRITTEN_STUB = "YOUR ANSWER HERE"
 CONFIG = '''\
-# nbgrader configuration of the attention-math course (written by scripts/make_nbgrader_course.py).
+# nbgrader configuration of the attention-math course, written by scripts/make_nbgrader_course.py
+# each time it runs. Your own settings go in teacher_config.py (see the end of this file).
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.course_id = "attention-math"
 # The answer cells keep the notebook's own stub (`None  # your code here`) above the
@@ -92,7 +100,12 @@ c.Execute.timeout = 300
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# The teacher's own settings (the late penalty, zip_collect's file names): teacher_config.py beside
+# this file, which the generator never writes. Loaded last, so they win; no such file, no settings.
+load_subconfig("teacher_config.py")  # noqa: F821 (nbgrader provides it)
 '''
+TEACHER_CONFIG = "teacher_config.py"
+FINGERPRINT = "# fingerprint {}: the generator rewrites this file only while the settings below are its own\n"
 
 
 def load_points(path: Path = POINTS_FILE) -> dict:
@@ -350,11 +363,45 @@ def exercise_notebooks(folder: Path = ROOT / "notebooks") -> list[Path]:
     return found
 
 
+def fingerprinted(body: str) -> str:
+    """`body` after the line by which the generator knows that it wrote it, unchanged."""
+    return FINGERPRINT.format(hashlib.sha256(body.encode()).hexdigest()[:16]) + body
+
+
+def settings(text: str) -> list[str]:
+    """The lines of a config that set something: not blank, not comments."""
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def teachers_lines(text: str) -> list[str]:
+    """The settings of an existing nbgrader_config.py that the generator did not write: none if
+    it is as some version of the generator wrote it (its fingerprint matches), else those not
+    in CONFIG (a course written before the fingerprint has only lines CONFIG still holds)."""
+    if text == fingerprinted(text.partition("\n")[2]):
+        return []
+    ours = set(settings(CONFIG))
+    return [line for line in settings(text) if line not in ours]
+
+
+def write_config(out: Path) -> None:
+    """out/nbgrader_config.py, unless the one there holds settings of the teacher's (SystemExit)."""
+    config = out / "nbgrader_config.py"
+    theirs = teachers_lines(config.read_text()) if config.exists() else []
+    if theirs:
+        lines = "".join(f"    {line}\n" for line in theirs)
+        raise SystemExit(
+            f"{config} holds settings this script did not write, and rewriting it would drop them:\n"
+            f"{lines}Move them to {out / TEACHER_CONFIG} (nbgrader_config.py loads it, and this script "
+            f"never writes it), delete {config}, and run the script again. Nothing was written.")
+    config.write_text(fingerprinted(CONFIG))
+
+
 def write_course(out: Path, notebooks: list[Path], points: dict | None = None) -> dict[str, int]:
-    """Write the course into `out`; return {assignment: number of graded exercises}."""
+    """Write the course into `out`; return {assignment: number of graded exercises}.
+    out/teacher_config.py, the teacher's own settings, is neither written nor deleted."""
     points = load_points() if points is None else points
     out.mkdir(parents=True, exist_ok=True)
-    (out / "nbgrader_config.py").write_text(CONFIG)
+    write_config(out)
     graded = {}
     for path in notebooks:
         number = path.name.split("_")[0]

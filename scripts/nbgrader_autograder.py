@@ -15,15 +15,23 @@ answer cell could have changed:
   a seeded generator) and compares it with the reference solution, which is in
   the hidden test and never released;
 - a helper the exercise forbids ("without `ah.padding_mask`") fails the exercise if
-  the function names it or calls it.
+  the function names it or calls it: while the check and the re-check run, the helper's
+  function itself refuses (its code is swapped), in every module of the student's
+  `attention_helpers`, so every way of reaching it refuses too (an alias, the module that
+  defines it, getattr with a built name, a module's __dict__, a functools.partial or a
+  default argument bound before the check); and the private copy is out of sys.modules
+  once loaded, so an answer that searches sys.modules for a copy that works finds none.
 
 This runs inside the student's kernel, so it cannot stop code that rewrites NumPy or
-Python itself; it stops every shortcut that goes through the course's own helper.
+Python itself, the student's `attention_helpers` before the check, or a copy of the
+helper's code that the answer carries or loads itself (its source pasted, its file loaded
+again with importlib); it stops every shortcut that goes through the course's own helper.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import functools
 import importlib
@@ -47,20 +55,25 @@ def unpack(packed: str) -> str:
 
 def fresh_package(folder: Path) -> types.ModuleType:
     """`attention_helpers` from `folder`, imported anew under a private name (its checks,
-    core and examples; not its plots or widgets)."""
+    core and examples; not its plots or widgets), and taken out of sys.modules again."""
     name = f"_graded_attention_helpers_{uuid.uuid4().hex}"
     package = types.ModuleType(name)
     package.__path__ = [str(folder)]
     package.__package__ = name
-    sys.modules[name] = package  # the relative imports inside need it there
-    package.checks = importlib.import_module(f"{name}.checks")
+    sys.modules[name] = package  # the relative imports inside need it there, while they run
+    try:
+        package.checks = importlib.import_module(f"{name}.checks")
+        maths = [importlib.import_module(f"{name}.{module}") for module in MATH_MODULES
+                 if (folder / f"{module}.py").exists()]
+    finally:  # an answer that searches sys.modules for a copy of a forbidden helper finds none
+        for loaded in [key for key in sys.modules if key == name or key.startswith(f"{name}.")]:
+            del sys.modules[loaded]
 
     def math_name(attribute):  # ah.softmax and the like, for the reference solutions
-        for module in MATH_MODULES:
-            if (folder / f"{module}.py").exists():
-                found = getattr(importlib.import_module(f"{name}.{module}"), attribute, None)
-                if found is not None:
-                    return found
+        for module in maths:
+            found = getattr(module, attribute, None)
+            if found is not None:
+                return found
         raise AttributeError(f"the graded copy of attention_helpers has no {attribute}")
 
     package.__getattr__ = math_name
@@ -174,24 +187,14 @@ def verdict(namespace: dict, folder, call: str, answers, reference: str = "", fo
                 if _uses(value, helper):
                     _fail(f"❌ Not yet: {name} uses {helper}, which this exercise asks you to do without.")
             recorders[name] = scope[name] = _recorder(value)
-    # While the check runs, a forbidden helper refuses wherever the helper's package holds it (the
-    # package, the module that defines it, any other that imported it), so a call that reaches it
-    # at run time by a name not written in the answer (getattr, importlib) still fails.
-    saved = [(module, helper, getattr(module, helper)) for helper in forbidden
-             for module in _helper_modules() if callable(getattr(module, helper, None))]
-    try:
-        for module, helper, _ in saved:
-            setattr(module, helper, _forbidden(helper))
+    with _refused(forbidden):  # the re-check too: an answer memorised for the check may call it after
         result = eval(call, scope)  # noqa: S307 (the course's own locked cell)
-    finally:
-        for module, helper, original in saved:
-            setattr(module, helper, original)
-    if not isinstance(result, checks.Check):
-        _fail("❌ Not yet: the check returned no result of the course's own checker.")
-    if not result.ok:
-        _fail(result.text)
-    if recorders and reference:
-        _recheck(recorders, reference, package, np.random.default_rng(seed))
+        if not isinstance(result, checks.Check):
+            _fail("❌ Not yet: the check returned no result of the course's own checker.")
+        if not result.ok:
+            _fail(result.text)
+        if recorders and reference:
+            _recheck(recorders, reference, package, np.random.default_rng(seed))
 
 
 def _helper_modules() -> list[types.ModuleType]:
@@ -200,14 +203,36 @@ def _helper_modules() -> list[types.ModuleType]:
             if module is not None and (name == "attention_helpers" or name.startswith("attention_helpers."))]
 
 
-class ForbiddenHelper(Exception):
-    """Raised by a helper that the exercise forbids, while the autograder checks it."""
+@contextlib.contextmanager
+def _refused(forbidden):
+    """Each forbidden helper refuses while this runs, however the answer reaches it.
+
+    Not the modules' names are replaced but the code of the helper's function itself, found in
+    every module of the student's `attention_helpers` (the package, the module that defines
+    it, any other that imported it): a name, an alias, getattr, a module's __dict__, and a
+    partial or default argument that holds the function since before the check all reach it."""
+    helpers = {}
+    for helper in forbidden:
+        for module in _helper_modules():
+            fn = getattr(module, helper, None)
+            if isinstance(fn, types.FunctionType) and str(fn.__module__).startswith("attention_helpers"):
+                helpers[id(fn)] = (fn, fn.__code__, _refusal(helper))  # each function once: its own code
+    try:
+        for fn, _, refusal in helpers.values():
+            fn.__code__ = refusal
+        yield
+    finally:
+        for fn, code, _ in helpers.values():
+            fn.__code__ = code
 
 
-def _forbidden(helper):
-    def refuse(*args, **kwargs):
-        raise ForbiddenHelper(f"ah.{helper} is not allowed in this exercise")
-    return refuse
+def _refusal(helper: str) -> types.CodeType:
+    """Code for the helper's function that raises instead (with no free variables, as the
+    helper, a module-level function, has none)."""
+    namespace = {}
+    exec(f"def {helper}(*args, **kwargs):\n"  # noqa: S102 (a fixed one-line function)
+         f"    raise PermissionError({f'ah.{helper} is not allowed in this exercise'!r})", namespace)
+    return namespace[helper].__code__
 
 
 def _recheck(recorders, reference, package, rng):

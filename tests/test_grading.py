@@ -18,12 +18,24 @@ Each notebook with exercises gets two hand-ins (each is a notebook run), see TRI
   wrong answer would have passed;
   - or, where a notebook has no such answer, "blank": the released notebook untouched (with
   the attempt, if any, in its first answer cell): zero.
+
+And for every exercise that forbids a helper, whatever its notebook, one more hand-in per way
+of reaching the helper (IN_NBGRADER: through `ah`, an alias, the module that defines it, an
+import inside the function, a functools.partial bound before the check, and whichever copy in
+sys.modules will run, the grader's own private one included; in this process, without
+nbgrader, also getattr with a name built at run time, the package's __dict__ and the defining
+module imported by name): the reference solutions with each forbidding exercise answered
+right *with* its helper, reached that way. Each such
+exercise gets zero, the others keep their points. The answers are generated from the
+notebooks' metadata (attention_math.forbids) and the stub's signature, and each is checked
+first to pass the plain checker when nothing forbids the helper, so a zero means caught.
 Points come from teachers/points.toml; the "In your own words" cell is graded by hand,
 so autograde gives it nothing. The scores are read from nbgrader's own gradebook.
 """
 
 from __future__ import annotations
 
+import ast
 import html
 import json
 import os
@@ -34,9 +46,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
+import numpy as np
 import pytest
 
+import attention_helpers as ah
 from scripts import make_nbgrader_course as COURSE_MAKER
+from scripts import nbgrader_autograder as AUTOGRADER
 from tools.grading import BIN, grading_env, hand_in, nbgrader
 from tools.notebooks import ROOT
 
@@ -82,17 +97,97 @@ def {name}(*args):
         return _right(*args)
     return np.zeros_like(np.asarray(_right(*args), dtype=float))
 """
-# Exercises that forbid a helper (their answer cell's metadata, attention_math.forbids), and an
-# answer that calls it: the grade must be 0 for that exercise.
-FORBIDDEN = {
-    "03_scaling_by_sqrt_dk": ("check_scaled_attention", "def my_attention(Q, K, V):\n"
-                              "    return ah.scaled_dot_product_attention(Q, K, V)[0]"),
-    "04_softmax": ("check_stable_softmax", "def my_softmax(S):\n    return ah.softmax(S)"),
-    "05b_multi_head_attention": ("check_padding_mask",
-                                 "def my_padding_mask(lengths, n):\n    return ah.padding_mask(lengths, n)"),
-    "07_positions_and_rope": ("check_rope",  # its text says "without calling `ah.apply_rope`"
-                              "def my_rope(x, positions):\n    return ah.apply_rope(x, positions)"),
+# ---- forbidden helpers, and the ways an answer can reach one ----------------------------------
+
+def forbidding_exercises() -> dict[str, list[SimpleNamespace]]:
+    """{assignment: its exercises that forbid helpers}, from the answer cells' metadata
+    (attention_math.forbids): each with its checker, helpers, the stub's function and check call."""
+    found = {}
+    for path in EXERCISE_NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for answer, check, checker in COURSE_MAKER.exercises(nb):
+            helpers = COURSE_MAKER.forbidden_helpers(nb, answer) if answer is not None else []
+            if helpers:
+                (stub,) = ast.parse(COURSE_MAKER.stub_split(nb.cells[answer].source)[1]).body
+                found.setdefault(path.stem, []).append(SimpleNamespace(
+                    checker=checker, helpers=helpers, stub=stub,
+                    call=COURSE_MAKER.check_call(nb.cells[check].source)))
+    return found
+
+
+FORBIDDING = forbidding_exercises()
+# How an answer gets its exercise right with the helper, `{use}`, where that is not
+# `return {use}(the function's own arguments)`.
+WITH_THE_HELPER = {
+    "check_scaled_attention": "return {use}(Q, K, V)[0]",  # the helper returns (output, weights)
+    "check_masked_attention": "return {use}(Q, K, V, mask)[0]",
+    "check_multi_head": "return {use}(X, W_Q, W_K, W_V, W_O, n_heads)[0]",
+    "check_train_step": "Q, K, V = X @ W_Q, X @ W_K, X @ W_V\n"
+                        "dQ, dK, dV = {use}(Q, K, V, ah.scaled_dot_product_attention(Q, K, V)[0] - target)\n"
+                        "return W_Q - lr * X.T @ dQ, W_K - lr * X.T @ dK, W_V - lr * X.T @ dV",
 }
+# How the answer reaches the helper: lines before the function, lines at the top of its body, and
+# the expression `{use}`. {helper} is the helper's name, {module} the module that defines it;
+# {name} is the name as a string built at run time ("soft" + "max"), found by no reading of the code.
+PRIVATE_COPY = """\
+import sys
+def tool(*args):  # each module with "attention_helpers" in its name: the first whose helper runs
+    for module in [m for n, m in list(sys.modules.items()) if "attention_helpers" in n]:
+        try:
+            return getattr(module, {name})(*args)
+        except Exception:
+            continue
+    raise LookupError("no copy of the helper would run")
+"""
+WAYS = {
+    "through_ah": ("", "", "ah.{helper}"),
+    "alias": ("import attention_helpers as xyz\n", "", "xyz.{helper}"),
+    "defining_module": ("from attention_helpers.{module} import {helper}\n", "", "{helper}"),
+    "import_inside": ("", "from attention_helpers.{module} import {helper}\n", "{helper}"),
+    "getattr": ("", "", "getattr(ah, {name})"),
+    "package_dict": ("import attention_helpers\n", "", "attention_helpers.__dict__[{name}]"),
+    "module_by_name": ("import importlib\n", "",
+                       'getattr(importlib.import_module("attention_helpers." + "{module}"), {name})'),
+    "partial": ("import functools\ntool = functools.partial(getattr(ah, {name}))\n", "", "tool"),
+    "private_copy": (PRIVATE_COPY, "", "tool"),
+}
+# Handed in through real nbgrader: the issue's four ways, and the two that got through there before
+# the grader swapped the helper's code (a partial, a copy found in sys.modules). The rest name the
+# helper by a string, which the grader's swap meets the same way as `ah.X`: they are checked here,
+# in this process, with every other way (test_each_answer_with_a_forbidden_helper_…), at a
+# fraction of an autograde's time.
+IN_NBGRADER = ["through_ah", "alias", "defining_module", "import_inside", "partial", "private_copy"]
+
+
+def with_helper(exercise, helper: str, way: str) -> str:
+    """The answer cell of `exercise` that gets it right with `helper`, reached `way`."""
+    before, inside, use = WAYS[way]
+    names = {"helper": helper, "module": getattr(ah, helper).__module__.rpartition(".")[2],
+             "name": f'"{helper[:4]}" + "{helper[4:]}"'}
+    arguments = ", ".join(a.arg for a in exercise.stub.args.args)
+    body = WITH_THE_HELPER.get(exercise.checker, f"return {{use}}({arguments})")
+    body = inside.format(**names) + body.format(use=use.format(**names))
+    signature = ast.unparse(exercise.stub.args)
+    return (f"{before.format(**names)}def {exercise.stub.name}({signature}):\n"
+            + "".join(f"    {line}\n" for line in body.splitlines()))
+
+
+def forbidden_hand_ins(assignment: str, reference: dict, ways=IN_NBGRADER) -> dict:
+    """{student: answers}: per way (and per helper, where an exercise forbids more than one) the
+    reference solutions with every forbidding exercise of `assignment` answered with its helper."""
+    exercises = FORBIDDING.get(assignment, [])
+    hand_ins = {}
+    for way in ways:
+        for k in range(max((len(e.helpers) for e in exercises), default=0)):
+            hand_ins[way if k == 0 else f"{way}-{k + 1}"] = {**reference, **{
+                f"answer-{e.checker}": with_helper(e, e.helpers[min(k, len(e.helpers) - 1)], way)
+                for e in exercises}}
+    return hand_ins
+
+
+# The "forbidden" trick of TRICKS: the first exercise that forbids a helper, calling it through ah.
+FORBIDDEN = {assignment: (first.checker, with_helper(first, first.helpers[0], "through_ah"))
+             for assignment, (first, *_) in FORBIDDING.items()}
 
 # One typical mistake per notebook: the answer it replaces, the wrong answer, a piece of its hint.
 MISTAKES = {
@@ -219,7 +314,7 @@ def submissions(course, assignment) -> dict:
                       name=one(COURSE_MAKER.stub_split(stubs[f"answer-{checker}"])[2]))}[wrong]()
         answers = {**reference, f"answer-{checker}": answer}
         answers[first] = ATTEMPTS[attempt] + answers[first]
-    return {"reference": reference, wrong: answers}
+    return {"reference": reference, wrong: answers, **forbidden_hand_ins(assignment, reference)}
 
 
 @pytest.fixture(scope="module")
@@ -318,6 +413,48 @@ def test_a_wrong_answer_loses_that_exercise_whatever_the_first_cell_tries_and_on
         failures = [line for line in text.splitlines() if line.startswith("AssertionError: ❌ Not yet: ")]
         assert len(failures) == 1 and hint in failures[0], failures
         assert "BEGIN HIDDEN TESTS" not in text and "reference=" not in text  # no solution in feedback
+
+
+WITH_A_HELPER = [(a, e.checker, helper, way) for a, exercises in FORBIDDING.items() for e in exercises
+                 for helper in e.helpers for way in WAYS]
+
+
+@pytest.mark.parametrize("assignment, checker, helper, way", WITH_A_HELPER,
+                         ids=[f"{a[:3].rstrip('_')}-{h}-{w}" for a, _, h, w in WITH_A_HELPER])
+def test_each_answer_with_a_forbidden_helper_is_right_and_the_grader_stops_it(assignment, checker, helper,
+                                                                               way):
+    # Here, without nbgrader: the answer passes the course's own check (so it would score, were
+    # the helper allowed), and the verdict of its hidden test refuses it.
+    (exercise,) = [e for e in FORBIDDING[assignment] if e.checker == checker]
+    source = with_helper(exercise, helper, way)
+    namespace = {"ah": ah, "np": np}
+    exec(source, namespace)  # noqa: S102 (the test's own answer)
+    assert eval(exercise.call, namespace).ok, f"{assignment}, {way}: wrong even with the helper:\n{source}"
+    with pytest.raises(AssertionError, match="Not yet"):
+        AUTOGRADER.verdict(namespace, ROOT, exercise.call, [exercise.stub.name], forbidden=exercise.helpers)
+
+
+def test_every_exercise_that_forbids_a_helper_is_handed_in_every_way():
+    assert len({(a, e.checker) for a, exercises in FORBIDDING.items() for e in exercises}) >= 9
+    assert set(WITH_THE_HELPER) <= {e.checker for exercises in FORBIDDING.values() for e in exercises}
+    for assignment in FORBIDDING:
+        assert set(IN_NBGRADER) <= set(forbidden_hand_ins(assignment, {}))
+    assert set(IN_NBGRADER) <= set(WAYS)
+
+
+@pytest.mark.parametrize("way", IN_NBGRADER)
+def test_a_forbidden_helper_scores_zero_however_the_answer_reaches_it(graded, way):
+    wrong = {}
+    for assignment, exercises in FORBIDDING.items():
+        for student in [s for s in forbidden_hand_ins(assignment, {}) if s.split("-")[0] == way]:
+            _, _, grades = graded.scores[assignment][student]
+            forbidding = {e.checker for e in exercises}
+            if any(grades[checker] != 0 for checker in forbidding):
+                wrong[assignment] = {checker: grades[checker] for checker in forbidding}
+            others = {k: v for k, v in grades.items() if k not in forbidding | {"written"}}
+            assert others == {k: v for k, v in check_points(assignment).items() if k not in forbidding}, (
+                f"{assignment}, {way}: an exercise that forbids nothing lost points", grades)
+    assert not wrong, f"answers that reach the forbidden helper {way!r} scored: {wrong}"
 
 
 def test_the_released_notebooks_keep_the_course_stubs_and_show_no_switch(graded):

@@ -4,9 +4,10 @@ go through it, with real nbgrader and its exchange (markers `grading`, `slow`).
 The teacher imports a roster, gives assignment 02 a due date, releases it; Alice and Bob fetch
 it, answer (Alice right, Bob with one typical mistake) and submit; the due date passes; Carol
 submits the right answers late. The teacher collects, autogrades with late hand-ins set to
-zero, scores the written answers (as the Formgrader does, through nbgrader's gradebook),
-autogrades the late hand-in again (so that the penalty covers its written answer), generates
-and releases the feedback, and exports the grades; each student fetches their own feedback.
+zero (in course/teacher_config.py, as grading.md says), scores the written answers (as the
+Formgrader does, through nbgrader's gradebook), autogrades the late hand-in again (so that the
+penalty covers its written answer), generates and releases the feedback, and exports the
+grades; each student fetches their own feedback.
 Dan, on the roster, hands nothing in. Every expected score comes from teachers/points.toml.
 
 Each student runs nbgrader as in a Zero to JupyterHub pod: the operating-system user is
@@ -99,8 +100,8 @@ def hub(tmp_path_factory):
 
     # The teacher: the course, the roster, the assignment, released.
     COURSE_MAKER.write_course(course, [ROOT / "notebooks" / f"{ASSIGNMENT}.ipynb"])
-    with open(course / "nbgrader_config.py", "a") as config:  # as grading.md says, for late hand-ins
-        config.write('c.LateSubmissionPlugin.penalty_method = "zero"\n')
+    # as grading.md says, for late hand-ins: in the teacher's own file, which the generator never writes
+    (course / "teacher_config.py").write_text('c.LateSubmissionPlugin.penalty_method = "zero"\n')
     (course / "roster.csv").write_text("id,first_name,last_name,email\n" + "".join(
         f"{i},{first},{last},{i}@example.org\n" for i, first, last in ROSTER))
     nbgrader(env, course, "db", "student", "import", "roster.csv")

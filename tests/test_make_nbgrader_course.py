@@ -2,7 +2,10 @@
 against cheating answers in this process: fast, without nbgrader (tests/test_grading.py runs
 the real course through nbgrader)."""
 
+import functools
 import re
+import sys
+import types
 
 import nbformat
 import numpy as np
@@ -245,6 +248,55 @@ def test_the_verdict_stops_a_call_to_a_forbidden_helper_it_cannot_see():
                            forbidden=["softmax"])
 
 
+# Answers that reach ah.softmax by no name the code shows: the function bound before the check
+# (a partial, a default argument), or whichever copy of it in sys.modules runs.
+row_softmax = functools.partial(getattr(ah, "soft" + "max"), axis=-1)
+
+
+def through_a_partial(S):
+    return row_softmax(S)
+
+
+def through_a_default(S, tool=getattr(ah, "soft" + "max")):  # noqa: B008 (bound once: the trick)
+    return tool(S)
+
+
+def through_any_copy(S):
+    for module in [m for n, m in list(sys.modules.items()) if "attention_helpers" in n]:
+        try:
+            return getattr(module, "soft" + "max")(S)
+        except Exception:
+            continue
+    raise LookupError("no copy of softmax would run")
+
+
+@pytest.mark.parametrize("answer", [through_a_partial, through_a_default, through_any_copy],
+                         ids=lambda f: f.__name__)
+def test_the_verdict_stops_a_forbidden_helper_reached_by_no_name(answer):
+    assert ah.checks.check_stable_softmax(answer).ok  # right, where the helper is allowed
+    with pytest.raises(AssertionError, match="not allowed in this exercise|raised LookupError"):
+        autograder.verdict(namespace(answer), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
+                           forbidden=["softmax"])
+    assert ah.checks.check_stable_softmax(answer).ok  # and the helper works again afterwards
+    assert not [name for name in sys.modules if name.startswith("_graded_")]  # no private copy left
+
+
+def test_the_recheck_stops_the_forbidden_helper_too():
+    # right on the check's own inputs (recorded with the helper before the check), the helper elsewhere
+    seen = {}
+
+    def record(S):
+        seen[S.tobytes()] = ah.softmax(S)
+        return seen[S.tobytes()]
+    ah.checks.check_stable_softmax(record)
+
+    def memorised(S):
+        return seen[S.tobytes()] if S.tobytes() in seen else getattr(ah, "soft" + "max")(S)
+    with pytest.raises(AssertionError, match="raised an error on every input"):
+        autograder.verdict(namespace(memorised), ROOT, CALL, ["my_softmax"], reference=REFERENCE,
+                           forbidden=["softmax"])
+
+
 def test_the_recheck_redraws_arrays_inside_dicts_and_numbers_of_number_functions():
     rng = np.random.default_rng(0)
     table = {"cat": np.array([1.0, 2.0]), "sat": np.array([0.5, 0.5])}
@@ -294,9 +346,70 @@ def test_every_exercise_that_forbids_a_helper_declares_it_where_the_grader_reads
             said = set(FORBIDS_IN_PROSE.findall(prose))
             declared = set(COURSE_MAKER.forbidden_helpers(nb, answer))
             assert said == declared, f"{path.name}, {name}: the text forbids {said}, the metadata {declared}"
-            assert all(callable(getattr(ah, helper, None)) for helper in declared), (path.name, declared)
+            # a function of the package: the grader refuses it by swapping the function's code
+            assert all(isinstance(getattr(ah, helper, None), types.FunctionType) for helper in declared), (
+                path.name, declared)
             checked += bool(declared)
     assert checked >= 9  # 01, 03, 04, 05, 05b (two), 07, 10, 11
+
+
+# ---- nbgrader_config.py, which the generator rewrites, and teacher_config.py, which it never writes --
+
+# nbgrader_config.py as the generator wrote it before it loaded teacher_config.py
+WRITTEN_BEFORE = """\
+# nbgrader configuration of the attention-math course (written by scripts/make_nbgrader_course.py).
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = "attention-math"
+# The answer cells keep the notebook's own stub (`None  # your code here`) above the
+# solution region, so the region is replaced by nothing.
+c.ClearSolutions.code_stub = {"python": ""}
+# Some cells draw figures; a loaded machine needs more than nbgrader's 30 s default.
+c.Execute.timeout = 300
+# The feedback shows each test cell without its hidden test (which carries the reference solution).
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+"""
+PENALTY = 'c.LateSubmissionPlugin.penalty_method = "zero"'
+
+
+def test_regenerating_neither_writes_nor_deletes_the_teachers_file(tmp_path):
+    COURSE_MAKER.write_course(tmp_path, [])
+    assert not (tmp_path / "teacher_config.py").exists()  # the teacher makes it, not the generator
+    theirs = f"c = get_config()\n{PENALTY}\n"
+    (tmp_path / "teacher_config.py").write_text(theirs)
+    COURSE_MAKER.write_course(tmp_path, [])
+    COURSE_MAKER.write_course(tmp_path, [])
+    assert (tmp_path / "teacher_config.py").read_text() == theirs
+    assert 'load_subconfig("teacher_config.py")' in (tmp_path / "nbgrader_config.py").read_text()
+
+
+@pytest.mark.parametrize("line, added", [("", PENALTY),
+                                         ("c.Execute.timeout = 300", "c.Execute.timeout = 600")],
+                         ids=["a-line-added", "a-value-changed"])
+def test_settings_added_to_nbgrader_config_stop_the_generator_before_it_writes(tmp_path, line, added):
+    COURSE_MAKER.write_course(tmp_path, [])
+    config = tmp_path / "nbgrader_config.py"
+    written = config.read_text()
+    edited = written.replace(line, added) if line else f"{written}{added}\n"
+    assert edited != written
+    config.write_text(edited)
+    with pytest.raises(SystemExit) as stopped:
+        COURSE_MAKER.write_course(tmp_path, [])
+    message = str(stopped.value)
+    assert f"    {added}\n" in message and "teacher_config.py" in message and "Nothing was written" in message
+    assert config.read_text() == edited
+
+
+@pytest.mark.parametrize("before", [WRITTEN_BEFORE, WRITTEN_BEFORE.replace("# Some", "# My note.\n# Some")],
+                         ids=["as-written", "a-comment-added"])
+def test_a_config_the_generator_wrote_before_is_rewritten(tmp_path, before):
+    (tmp_path / "nbgrader_config.py").write_text(before)
+    COURSE_MAKER.write_course(tmp_path, [])
+    rewritten = (tmp_path / "nbgrader_config.py").read_text()
+    assert rewritten != before and 'load_subconfig("teacher_config.py")' in rewritten
+    COURSE_MAKER.write_course(tmp_path, [])  # and what it writes now, again
+    assert (tmp_path / "nbgrader_config.py").read_text() == rewritten
 
 
 def test_a_forbids_entry_that_is_not_a_list_of_names_is_refused(course_maker):
