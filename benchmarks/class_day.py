@@ -18,12 +18,10 @@ moves every slider of every panel to both ends (tools.sweep). Twice:
                  notebook is shut down (and the hub guide's kernel culling
                  never stops the kernel of an open notebook).
 
-The servers run from a student image: an environment with the helper,
-JupyterLab, JupyterHub, nbgitpuller and nbgrader (whose server extensions every
-student's server loads), with nbgrader's JupyterLab plugins switched off but
-Validate, as the hub guide's image recipe does. It is built on first use in
-~/.cache/attention-math/student-image-venv (ATTENTION_STUDENT_IMAGE_VENV to put
-it elsewhere) from the lock, and rebuilt when the lock changes.
+The servers run from a student image (tools/student_image.py): an environment
+with the helper, JupyterLab, JupyterHub, nbgitpuller and nbgrader (whose server
+extensions every student's server loads), as the hub guide's image recipe
+installs it, built from the lock on first use.
 
 Memory is what the pod's limit counts, near enough: the resident memory of the
 student's server and everything below it (its kernels), summed, sampled every
@@ -39,9 +37,6 @@ and npm); takes about 5 minutes.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -52,32 +47,12 @@ import psutil
 
 from tools import class_load, lesson_plans
 from tools.memory import guarantee_and_limit
+from tools.student_image import student_image, versions
 from tools.sweep import SWEEP
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = {p.stem: p for p in lesson_plans.PLANS}
-IMAGE = Path(os.environ.get("ATTENTION_STUDENT_IMAGE_VENV",
-                            Path.home() / ".cache" / "attention-math" / "student-image-venv"))
-# As the hub guide's image recipe: students keep nbgrader's Validate button, nothing else of its UI.
-NBGRADER_PLUGINS_OFF = ["formgrader", "create-assignment", "assignment-list", "course-list"]
 SCENARIOS = ("as taught", "tabs left open")
-
-
-def student_image() -> Path:
-    """The student image's bin folder, built from the lock if it is missing or stale."""
-    stamp = hashlib.sha256((ROOT / "constraints.txt").read_bytes()).hexdigest()[:16]
-    marker = IMAGE / "built-from-lock"
-    if marker.is_file() and marker.read_text() == stamp:
-        return IMAGE / "bin"
-    print(f"building the student image's environment in {IMAGE} (a few minutes, once)", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(IMAGE)], check=True)
-    pip = [str(IMAGE / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt")]
-    subprocess.run([*pip, str(ROOT), "jupyterlab", "jupyterhub", "nbgitpuller", "nbgrader"], check=True)
-    for plugin in NBGRADER_PLUGINS_OFF:
-        subprocess.run([str(IMAGE / "bin" / "jupyter"), "labextension", "disable", "--level=sys_prefix",
-                        f"nbgrader:{plugin}"], check=True, capture_output=True)
-    marker.write_text(stamp)
-    return IMAGE / "bin"
 
 
 class Tab(class_load.Student):
@@ -209,12 +184,7 @@ def stop_servers(hub: class_load.Hub) -> None:
 
 
 def print_table(rows: list[dict]) -> None:
-    names = ("jupyterlab", "jupyter_server", "jupyterhub", "nbgrader", "ipykernel", "matplotlib")
-    versions = subprocess.run([str(IMAGE / "bin" / "python"), "-c", "import sys; from importlib.metadata "
-                               "import version; print(*(version(p) for p in sys.argv[1:]))", *names],
-                              check=True, capture_output=True, text=True).stdout.split()
-    versions = dict(zip(names, versions))
-    print(f"\nthe student image: {', '.join(f'{p} {v}' for p, v in versions.items())}")
+    print(f"\nthe student image: {', '.join(f'{p} {v}' for p, v in versions().items())}")
     print("\n<!-- class-day-table -->")
     print("| plan | how the student leaves notebooks | notebooks | kernels at the end | server, peak (MiB) "
           "| largest kernel, peak (MiB) | server and kernels, peak (MiB) |")

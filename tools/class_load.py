@@ -13,6 +13,8 @@ What runs, all on 127.0.0.1 in a temporary folder (removed at the end):
   this user, a home folder each) and the DummyAuthenticator. The servers get
   the course's server settings (lab-settings/ on JUPYTER_CONFIG_PATH), as an
   image built from binder/ has them; --no-settings leaves them out.
+  The servers (and kernels) run from this environment, or with --student-image
+  from the student image (tools/student_image.py: nbgrader's server extensions too).
 - A bare git repository cloned from this clone's HEAD, which every student
   pulls with a real nbgitpuller link (/hub/user-redirect/git-pull?repo=...).
   The kernels import the helper from that pulled copy (PYTHONPATH), as in an
@@ -124,6 +126,8 @@ from jupyter_server.services.kernels.connection.base import (
     deserialize_msg_from_ws_v1,
     serialize_msg_to_ws_v1,
 )
+
+from tools.student_image import student_image
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = ROOT / "lab-settings"
@@ -890,6 +894,9 @@ def main(argv=None) -> int:
     parser.add_argument("--hub-nice", type=int, default=HUB_NICE,
                         help="run the hub and all it starts this much nicer than the students' pages "
                              "(0: alike)")
+    parser.add_argument("--student-image", action="store_true",
+                        help="run the students' servers from the student image (tools/student_image.py: "
+                             "nbgrader's server extensions too), not from this environment")
     parser.add_argument("--verbose", action="store_true", help="print each student's set-up steps")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args(argv)
@@ -912,9 +919,10 @@ def main(argv=None) -> int:
           f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"{os.cpu_count()} cores; {json.dumps(versions())}", flush=True)
     rows, students = [], []
+    servers = student_image() if args.student_image else BIN
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="class-load-") as tmp, \
-            Hub(Path(tmp), not args.no_settings, nice=args.hub_nice) as hub:
+            Hub(Path(tmp), not args.no_settings, nice=args.hub_nice, servers=servers) as hub:
         try:
             repo = bare_repository(Path(tmp))
             for n in args.students:
