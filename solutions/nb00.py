@@ -11,7 +11,7 @@ def build_X(sentence, table):
 
 
 def add_positions(X):
-    """X + P, with P the sinusoidal position code of X's shape."""
+    """X + PE, with PE the sinusoidal position code of X's shape."""
     X = np.asarray(X, dtype=float)
     n_tokens, d_model = X.shape
     return X + ah.positional_encoding(n_tokens, d_model)

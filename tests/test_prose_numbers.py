@@ -27,18 +27,20 @@ ALLOWED = {
         "2017",  # its year
         "10000",  # the constant in the sinusoidal position formula, quoted from the paper
     },
-    # The years of the papers in a notebook's "Sources" line (their arXiv ids sit in the links).
     "05b": {
         "256", "3072",  # Gemma-7B: 16 heads of head_dim 256 on hidden_size 3072 (google/gemma-7b config.json)
         "128",  # notebook 10, Step 9: heads of d_head = 128 on d_model = 16 (tiny_model.SQRT_EXPERIMENT)
     },
+    # The years of the papers in a notebook's "Sources" line (their arXiv ids sit in the links).
     "06": {"2019", "2023"},  # Shazeer 2019 (MQA), Ainslie et al. 2023 (GQA)
     "07": {
         "2020", "2021",  # Raffel et al. 2020 (T5); Su et al. 2021 (RoFormer), Press et al. 2021 (ALiBi)
         "500000",  # Llama 3's RoPE base (rope_theta in meta-llama/Meta-Llama-3-8B config.json)
     },
+    "08": {"2016", "2019", "2020"},  # Ba et al., Hendrycks, Gimpel 2016; Zhang, Sennrich 2019; Shazeer 2020
     "09": {"2022"},  # Dao et al. 2022 (FlashAttention)
-    "11": {"2019", "2023", "2024"},  # Shazeer 2019; Ainslie, Xiao and Kwon et al. 2023; DeepSeek-AI 2024
+    "10": {"2014", "2022"},  # Kingma and Ba 2014 (Adam); Dao et al. 2022 (FlashAttention)
+    "11": {"2019", "2023", "2024"},  # Shazeer 2019; Ainslie, Xiao, Kwon et al. 2023; DeepSeek-AI, Liu 2024
 }
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
