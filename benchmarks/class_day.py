@@ -101,14 +101,18 @@ class Sampler:
             try:
                 server = psutil.Process(pid)
                 total = own = server.memory_info().rss
-                for child in server.children(recursive=True):
+                children = server.children(recursive=True)
+            except (psutil.Error, OSError):
+                continue  # the server itself stopped
+            for child in children:
+                try:
                     total += child.memory_info().rss
                     if class_load.kind(child.cmdline()) == "kernel":
                         status = Path(f"/proc/{child.pid}/status").read_text()
                         peak = int(status.split("VmHWM:")[1].split()[0]) / 1024
                         self.kernels[child.pid] = max(self.kernels.get(child.pid, 0.0), peak)
-            except (psutil.Error, OSError):
-                continue  # a kernel shut down between the listing and the reading
+                except (psutil.Error, OSError):
+                    continue  # this kernel shut down between the listing and the reading: the rest count
             self.peak = max(self.peak, total / 2**20)
             self.server_peak = max(self.server_peak, own / 2**20)
 

@@ -1,4 +1,4 @@
-"""How much memory a class needs: per notebook kernel, per student with JupyterLab.
+"""How much memory each notebook's kernel takes, and a student's JupyterLab server.
 
     python -m benchmarks.kernel_memory            # kernels, and JupyterLab if Chromium is there
     python -m benchmarks.kernel_memory --no-lab   # kernels only
@@ -6,12 +6,13 @@
 1. Every notebook in notebooks/ runs in its own kernel (Run All, then every
    slider of every panel to both ends, as a class does); the kernel's peak
    resident memory (VmHWM) is printed, after Run All and after the
-   sliders. tests/test_kernel_memory.py runs the same function (tools/memory.py) and keeps
-   each kernel under KERNEL_BUDGET_MIB after Run All.
+   sliders. The robustness run (tests/robustness.py) reads the same peak
+   (tools/memory.py) and keeps each kernel under KERNEL_BUDGET_MIB after Run All.
 2. With Chromium: one JupyterLab server, one browser tab that opens every
    notebook in turn and runs it, as a student does through the course. The
    server's peak resident memory and each kernel's are read from /proc
-   (Linux). This is what one student's pod holds on a JupyterHub.
+   (Linux). A hub's single-user server takes more (about 149 MiB against this
+   one's 97: JupyterHub's and nbgrader's server extensions).
 A student's guarantee and limit on a hub come from a whole class day, not from
 these figures: benchmarks/class_day.py.
 """

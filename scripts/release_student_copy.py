@@ -92,7 +92,8 @@ def check_students_clone(out: Path, url: str, tag: str, move_tag: bool) -> str:
     changes = git("status", "--porcelain", cwd=out).splitlines()
     if changes:
         raise ValueError(f"out_dir {out} has changes that are not committed ({', '.join(changes[:3])}): "
-                         f"a release replaces every file there, so commit or discard them first")
+                         f"a release replaces every committed file there (what git ignores stays), so "
+                         f"commit or discard them first")
     found = [f"{name}/" for name in NEVER if (out / name).exists()]
     if found or not (out / "pyproject.toml").is_file():
         has = " and ".join(found) or "no pyproject.toml"
@@ -139,14 +140,16 @@ def check(out: Path, url: str, tag: str, root: Path, update: bool, move_tag: boo
 
 
 def replace_files(out: Path, copy: Path) -> None:
-    """OUT's files (every one committed: checked) become the copy's; .git stays."""
-    for entry in out.iterdir():
-        if entry.is_dir() and not entry.is_symlink() and entry.name != ".git":
-            shutil.rmtree(entry)
-        elif entry.name != ".git":
-            entry.unlink()
-    for entry in copy.iterdir():
-        shutil.move(str(entry), out / entry.name)
+    """OUT's committed files (there are no others but ignored ones: checked) become the copy's.
+    .git and what git ignores there (a teacher's .venv/, .ipynb_checkpoints/) stay."""
+    tracked = git("ls-files", "-z", cwd=out).split("\0") if (out / ".git").exists() else []
+    for name in filter(None, tracked):
+        (out / name).unlink()
+    for folder in sorted({p for name in filter(None, tracked) for p in (out / name).parents
+                          if out in p.parents}, key=lambda p: len(p.parts), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()  # emptied: a folder the copy no longer has goes with its files
+    shutil.copytree(copy, out, dirs_exist_ok=True)
 
 
 def release(out: Path, url: str, tag: str, root: Path = ROOT, update: bool = False,

@@ -65,7 +65,7 @@ def repository(root: Path = ROOT) -> str:
     """OWNER/NAME from pyproject.toml's [project.urls] Repository."""
     match = re.search(r'^Repository\s*=\s*"([^"]+)"', _pyproject(root), re.M)
     if not match:
-        raise ValueError("pyproject.toml has no Repository under [project.urls]")
+        raise ValueError(f"{root / 'pyproject.toml'} has no Repository under [project.urls]")
     return owner_name(match[1])
 
 
@@ -73,7 +73,7 @@ def release_tag(root: Path = ROOT) -> str:
     """The release tag the launch links open, from pyproject.toml's [tool.attention-math]."""
     match = re.search(r'^release-tag\s*=\s*"([^"]+)"', _pyproject(root), re.M)
     if not match:
-        raise ValueError('pyproject.toml has no release-tag = "..." under [tool.attention-math]')
+        raise ValueError(f'{root / "pyproject.toml"} has no release-tag = "..." under [tool.attention-math]')
     return match[1]
 
 

@@ -1,8 +1,9 @@
 """The hub section of the teacher's guide: a config.yaml that parses, a sizing that adds up.
 
-The memory figures in the guide come from benchmarks/kernel_memory.py (they
-vary from run to run, so they are not re-measured here; tests/test_kernel_memory.py
-keeps every kernel under the budget). This checks what must hold whatever
+The memory figures in the guide come from benchmarks/class_day.py (a student's
+day, plan by plan) and benchmarks/kernel_memory.py (each kernel); they vary from
+run to run, so they are not re-measured here, and the robustness run
+(tests/robustness.py) keeps every kernel under the budget. This checks what must hold whatever
 the figures: the guide's one Zero to JupyterHub config.yaml has every block
 the guide explains (image at the release tag, CPU and memory from the sizing,
 home volume, culling, pre-puller) with the figures its prose derives or

@@ -44,6 +44,7 @@ from tools.lesson_plans import (
     section_names,
     sections,
     slots,
+    step_section,
     taught,
     ticket,
 )
@@ -148,7 +149,7 @@ def test_every_exit_ticket_question_is_taught_in_the_plan(plan):
         assert refs, f"{plan.name}: this question names no step that teaches it: {question[:60]!r}"
         for number, step, _ in refs:
             assert number in rows, f"{plan.name}: the exit ticket asks about {number}, which the plan skips"
-            section = re.sub(r"(Step \d+)[a-z]$", r"\1", step)  # a sub-step is taught with its step
+            section = step_section(step)
             assert section in rows[number][1], (
                 f"{plan.name}: the exit ticket asks about {number} · {step}, but the plan runs "
                 f"only {rows[number][1]}")

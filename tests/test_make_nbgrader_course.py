@@ -346,8 +346,10 @@ def test_every_exercise_that_forbids_a_helper_declares_it_where_the_grader_reads
             said = set(FORBIDS_IN_PROSE.findall(prose))
             declared = set(COURSE_MAKER.forbidden_helpers(nb, answer))
             assert said == declared, f"{path.name}, {name}: the text forbids {said}, the metadata {declared}"
-            # a function of the package: the grader refuses it by swapping the function's code
-            assert all(isinstance(getattr(ah, helper, None), types.FunctionType) for helper in declared), (
+            # a function of the package, and no closure: the grader refuses it by swapping the
+            # function's code, which Python allows only between codes of the same free variables
+            assert all(isinstance(getattr(ah, helper, None), types.FunctionType)
+                       and not getattr(ah, helper).__code__.co_freevars for helper in declared), (
                 path.name, declared)
             checked += bool(declared)
     assert checked >= 9  # 01, 03, 04, 05, 05b (two), 07, 10, 11

@@ -42,7 +42,8 @@ FIX = "\n\nFixed mid-term."  # what the teacher adds to a cell
 def copy_of_this_clone(teacher: Path) -> Path:
     """What a release reads of a teacher's clone, copied (the real notebooks and kit)."""
     teacher.mkdir()
-    for name in ["pyproject.toml", "README.md", "constraints.txt", "environment.yml", "LICENSE"]:
+    for name in ["pyproject.toml", "README.md", "constraints.txt", "environment.yml", "LICENSE",
+                 ".gitignore"]:
         shutil.copy(ROOT / name, teacher / name)
     for folder in ["notebooks", "teachers", "attention_helpers", "binder", "lab-settings"]:
         shutil.copytree(ROOT / folder, teacher / folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -219,6 +220,26 @@ def test_fixes_are_fast_forwards_on_one_branch_with_a_tag_each(tmp_path):
     assert {m["branch"] for m in PULL_LINK.finditer(guide)} == {"release-v0.1.0"}
     links = [link for p in (out / "notebooks").glob("*.ipynb") for link in found_links(p.read_text())]
     assert {r for kind, _, r in links if kind in ("binder", "colab", "pip")} == {"v0.1.2"}
+
+
+@pytest.mark.slow
+def test_a_fix_keeps_what_git_ignores_in_the_students_clone(tmp_path):
+    """A teacher's venv or checkpoints in the clone of the students' repository are not theirs to
+    lose: a release replaces the committed files only (and a notebook the copy dropped goes)."""
+    teacher, out, remote, _ = first_release(tmp_path)
+    (out / ".venv" / "bin").mkdir(parents=True)
+    (out / ".venv" / "bin" / "python").write_text("the teacher's venv")
+    (out / "notebooks" / ".ipynb_checkpoints").mkdir()
+    (out / "notebooks" / ".ipynb_checkpoints" / "00-checkpoint.ipynb").write_text("{}")
+    (out / "old" / "deep").mkdir(parents=True)  # a folder of the last release the copy no longer has
+    (out / "old" / "deep" / "notes.md").write_text("gone in the fix")
+    git("add", "old", cwd=out)
+    git("commit", "-q", "-m", "a folder of an earlier release", cwd=out)
+    release(out, URL, "v0.1.1", root=teacher, update=True)
+    assert (out / ".venv" / "bin" / "python").read_text() == "the teacher's venv"
+    assert (out / "notebooks" / ".ipynb_checkpoints" / "00-checkpoint.ipynb").exists()
+    assert not (out / "old").exists()
+    assert git("status", "--porcelain", cwd=out) == ""
 
 
 @pytest.mark.slow

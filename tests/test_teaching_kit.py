@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from scripts import make_nbgrader_course
-from tools.lesson_plans import sections, ticket
+from tools.lesson_plans import notebook_path, sections, step_section, ticket
 from tools.lesson_time import PER_CHECK, lesson_time
 from tools.prose import output_text, stated_numbers
 
@@ -331,9 +331,8 @@ def exit_ticket_problems(plans: dict[str, str], answers: str) -> list[str]:
                 problems.append(f"{name}: answer {n} says 'as question {same[1]} above', "
                                 "which asks something else")
         for number, step, _ in (ref for _, refs in ticket(text) for ref in refs):
-            notebook = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"), None)
-            section = re.sub(r"(Step \d+)[a-z]$", r"\1", step)  # a sub-step lies in its step
-            if notebook is None or section not in sections(nbformat.read(notebook, as_version=4)):
+            notebook = notebook_path(number)
+            if notebook is None or step_section(step) not in sections(nbformat.read(notebook, as_version=4)):
                 problems.append(f"{name}: a question is taught in {number} · {step}, which does not exist")
     return problems
 

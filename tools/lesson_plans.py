@@ -110,12 +110,17 @@ def slots(path_or_text: Path | str) -> list[dict]:
     "exit ticket" or "other"), the notebook (number, file) or None, the sections the students run
     and the teacher shows, the minutes its "model" column states (or None), and its questions."""
     text = path_or_text.read_text(encoding="utf-8") if isinstance(path_or_text, Path) else path_or_text
+    plan = path_or_text.name if isinstance(path_or_text, Path) else "the plan"
     found = []
     for row in table(text, "time"):
-        missing = [c for c in COLUMNS if c not in row]
+        missing = [c for c in COLUMNS if c not in row]  # zip above drops the cells of a short row
         if missing:
-            raise ValueError(f"a plan's table has no column {missing}")
-        start, end = re.fullmatch(r"([\d:]+)\s*[–-]\s*([\d:]+)", row["time"]).groups()
+            raise ValueError(f"{plan}: the row at {row.get('time')!r} has no {missing} column (a cell "
+                             f"missing, or the table's header lacks it)")
+        times = re.fullmatch(r"([\d:]+)\s*[–-]\s*([\d:]+)", row["time"])
+        if times is None:
+            raise ValueError(f"{plan}: the time {row['time']!r} is not a span such as 0:00–0:10")
+        start, end = times.groups()
         notebook = NOTEBOOK.search(row["notebook"])
         name = row["notebook"].split(":")[0].strip("* ").lower()  # "launch: hand out …" -> launch
         kind = "notebook" if notebook else name if name in KINDS else "other"
@@ -170,6 +175,8 @@ def allowances(path: Path = ALLOWANCES_PLAN) -> dict[str, float]:
 def ticket(text: str) -> list[tuple[str, list[tuple[str, str, str | None]]]]:
     """The numbered questions after a plan's "## Exit ticket": (the question without its
     references, [(notebook, step, heading or None), …])."""
+    if "## Exit ticket" not in text:
+        raise ValueError("the plan has no '## Exit ticket' heading, which its questions follow")
     block = text[text.index("## Exit ticket"):]
     found = []
     for question in re.findall(r"^\d+\. .*?(?=^\d+\. |^#|\Z)", block, re.M | re.S):
@@ -259,8 +266,7 @@ def section_of(cell, current: str) -> str:
     """The section a cell opens (its level-2 heading), or `current`."""
     if cell.cell_type == "markdown":
         for line in cell.source.splitlines():
-            match = re.match(r"##\s+(Step \d+|[^·]+?)(?:\s+·.*)?$", line)
-            if match and not line.startswith("###"):
+            if match := re.match(r"##\s+(Step \d+|[^·]+?)(?:\s+·.*)?$", line):  # not "###": \s+
                 return match[1].strip()
     return current
 
@@ -294,6 +300,11 @@ def notebook_path(number: str) -> Path | None:
     return found[0] if found else None
 
 
+def step_section(step: str) -> str:
+    """The section a step is taught in: "Step 3b" -> "Step 3" (a sub-step lies in its step)."""
+    return re.sub(r"(Step \d+)[a-z]$", r"\1", step)
+
+
 def plain(heading: str) -> str:
     """A heading as a reader sees it: no $…$, \\sqrt{x} as √x, no backticks, single spaces."""
     text = re.sub(r"\\sqrt\{([^}]*)\}", r"√\1", heading)
@@ -308,9 +319,7 @@ def headings(nb) -> dict[str, str]:
         if cell.cell_type != "markdown":
             continue
         for line in cell.source.splitlines():
-            if match := re.match(r"##\s+(Step (\d+)|[^·#]+?)(?:\s+·\s+(.*))?\s*$", line):
-                if line.startswith("###"):
-                    continue
+            if match := re.match(r"##\s+(Step (\d+)|[^·#]+?)(?:\s+·\s+(.*))?\s*$", line):  # not "###"
                 found[match[1].strip()] = plain(match[3] or "")
                 step = match[2]
             elif (match := re.match(r"###\s+(\d+)([a-z])\s+·\s+(.*)$", line)) and match[1] == step:
@@ -392,13 +401,17 @@ def citations_in(text: str, default: str | None, where: str) -> list[Citation]:
     return found
 
 
+def kit_files() -> dict[str, str]:
+    """{path relative to teachers/: text} of the notes, answers.md and the plans."""
+    paths = [*sorted((TEACHERS / "notes").glob("*.md")), TEACHERS / "answers.md", *PLANS]
+    return {str(p.relative_to(TEACHERS)): p.read_text(encoding="utf-8") for p in paths}
+
+
 def kit_citations(files: dict[str, str] | None = None) -> list[Citation]:
     """Every step cited by the notes, answers.md and the plans (tickets and tables), paragraph by
     paragraph; `files` ({path relative to teachers/: text}) replaces the files on disk."""
-    if files is None:
-        paths = [*sorted((TEACHERS / "notes").glob("*.md")), TEACHERS / "answers.md", *PLANS]
-        files = {str(p.relative_to(TEACHERS)): p.read_text(encoding="utf-8") for p in paths}
     found = []
+    files = kit_files() if files is None else files
     for name, text in files.items():
         note = re.fullmatch(r"notes/(\d\d[a-z]?)_\w+\.md", name)
         default = note[1] if note else None
@@ -418,7 +431,8 @@ def kit_citations(files: dict[str, str] | None = None) -> list[Citation]:
 
 
 def citation_problems(cited: list[Citation]) -> list[str]:
-    """The citations whose notebook, step, heading or panel is not there."""
+    """The citations whose notebook, step, heading or panel is not there, each problem once (a
+    sentence may cite one step as a step and as the panel's place)."""
     problems, notebooks = [], {}
     for c in cited:
         path = notebook_path(c.notebook) if c.notebook else None
@@ -436,7 +450,7 @@ def citation_problems(cited: list[Citation]) -> list[str]:
             problems.append(f"{c.where}: {c.notebook} · {c.step} is {titles[c.step]!r}, not {c.heading!r}")
         elif c.panel and c.step not in with_panel:
             problems.append(f"{c.where}: {c.notebook} · {c.step} holds no panel")
-    return problems
+    return list(dict.fromkeys(problems))
 
 
 # ---- the questions asked in class, and their answers ------------------------------------------------------

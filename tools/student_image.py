@@ -26,9 +26,20 @@ PACKAGES = ["jupyterlab", "jupyterhub", "nbgitpuller", "nbgrader"]
 NBGRADER_PLUGINS_OFF = ["formgrader", "create-assignment", "assignment-list", "course-list"]
 
 
+def _stamp() -> str:
+    """What the image is built from: the lock, what it installs, and the helper (installed as a copy,
+    so that an edit of the helper builds the image again)."""
+    digest = hashlib.sha256((ROOT / "constraints.txt").read_bytes())
+    digest.update(repr((PACKAGES, NBGRADER_PLUGINS_OFF)).encode())
+    for path in [ROOT / "pyproject.toml", *sorted((ROOT / "attention_helpers").rglob("*"))]:
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(ROOT)).encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def student_image(image: Path = IMAGE) -> Path:
     """The student image's bin folder, built from the lock if it is missing or stale."""
-    stamp = hashlib.sha256((ROOT / "constraints.txt").read_bytes()).hexdigest()[:16]
+    stamp = _stamp()
     marker = image / "built-from-lock"
     if marker.is_file() and marker.read_text() == stamp:
         return image / "bin"
@@ -37,8 +48,10 @@ def student_image(image: Path = IMAGE) -> Path:
     pip = [str(image / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt")]
     subprocess.run([*pip, str(ROOT), *PACKAGES], check=True)
     for plugin in NBGRADER_PLUGINS_OFF:
-        subprocess.run([str(image / "bin" / "jupyter"), "labextension", "disable", "--level=sys_prefix",
-                        f"nbgrader:{plugin}"], check=True, capture_output=True)
+        done = subprocess.run([str(image / "bin" / "jupyter"), "labextension", "disable",
+                               "--level=sys_prefix", f"nbgrader:{plugin}"], capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"jupyter labextension disable nbgrader:{plugin} failed:\n{done.stderr}")
     marker.write_text(stamp)
     return image / "bin"
 
