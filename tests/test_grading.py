@@ -19,16 +19,20 @@ Each notebook with exercises gets two hand-ins (each is a notebook run), see TRI
   - or, where a notebook has no such answer, "blank": the released notebook untouched (with
   the attempt, if any, in its first answer cell): zero.
 
-And for every exercise that forbids a helper, whatever its notebook, one more hand-in per way
-of reaching the helper (IN_NBGRADER: through `ah`, an alias, the module that defines it, an
-import inside the function, a functools.partial bound before the check, and whichever copy in
-sys.modules will run, the grader's own private one included; in this process, without
-nbgrader, also getattr with a name built at run time, the package's __dict__ and the defining
-module imported by name): the reference solutions with each forbidding exercise answered
-right *with* its helper, reached that way. Each such
-exercise gets zero, the others keep their points. The answers are generated from the
-notebooks' metadata (attention_math.forbids) and the stub's signature, and each is checked
-first to pass the plain checker when nothing forbids the helper, so a zero means caught.
+And every exercise that forbids a helper is answered right *with* its helper, reached in
+each of nine ways (WAYS: through `ah`, an alias, the module that defines it, an import inside
+the function, a functools.partial bound before the check, whichever copy in sys.modules will
+run, the grader's own private one included, getattr with a name built at run time, the
+package's __dict__ and the defining module imported by name): every exercise every way in this
+process, through the grader's own verdict; and through real nbgrader, one more hand-in per
+notebook with such exercises, the reference solutions with those answered that way, the six
+ways of IN_NBGRADER taken in turn (NBGRADER_WAY), so that every way and every forbidding
+exercise goes through real nbgrader at least once. (The grader's refusal is one swap of the
+helper's code, the same for every exercise: a hand-in per notebook and way, 48 notebook runs,
+was most of this test's time.) Each such exercise gets zero, the others keep their points.
+The answers are generated from the notebooks' metadata (attention_math.forbids) and the stub's
+signature, and each is checked first to pass the plain checker when nothing forbids the
+helper, so a zero means caught.
 Points come from teachers/points.toml; the "In your own words" cell is graded by hand,
 so autograde gives it nothing. The scores are read from nbgrader's own gradebook.
 """
@@ -157,6 +161,9 @@ WAYS = {
 # in this process, with every other way (test_each_answer_with_a_forbidden_helper_…), at a
 # fraction of an autograde's time.
 IN_NBGRADER = ["through_ah", "alias", "defining_module", "import_inside", "partial", "private_copy"]
+# The way each notebook's forbidding exercises are handed in through real nbgrader: IN_NBGRADER in
+# turn, so each way once at least (test_every_way_and_every_forbidding_exercise_…).
+NBGRADER_WAY = {assignment: IN_NBGRADER[k % len(IN_NBGRADER)] for k, assignment in enumerate(FORBIDDING)}
 
 
 def with_helper(exercise, helper: str, way: str) -> str:
@@ -314,7 +321,8 @@ def submissions(course, assignment) -> dict:
                       name=one(COURSE_MAKER.stub_split(stubs[f"answer-{checker}"])[2]))}[wrong]()
         answers = {**reference, f"answer-{checker}": answer}
         answers[first] = ATTEMPTS[attempt] + answers[first]
-    return {"reference": reference, wrong: answers, **forbidden_hand_ins(assignment, reference)}
+    ways = [NBGRADER_WAY[assignment]] if assignment in FORBIDDING else []
+    return {"reference": reference, wrong: answers, **forbidden_hand_ins(assignment, reference, ways=ways)}
 
 
 @pytest.fixture(scope="module")
@@ -434,19 +442,24 @@ def test_each_answer_with_a_forbidden_helper_is_right_and_the_grader_stops_it(as
         AUTOGRADER.verdict(namespace, ROOT, exercise.call, [exercise.stub.name], forbidden=exercise.helpers)
 
 
-def test_every_exercise_that_forbids_a_helper_is_handed_in_every_way():
+def test_every_way_and_every_forbidding_exercise_goes_through_real_nbgrader():
     assert len({(a, e.checker) for a, exercises in FORBIDDING.items() for e in exercises}) >= 9
     assert set(WITH_THE_HELPER) <= {e.checker for exercises in FORBIDDING.values() for e in exercises}
-    for assignment in FORBIDDING:
-        assert set(IN_NBGRADER) <= set(forbidden_hand_ins(assignment, {}))
-    assert set(IN_NBGRADER) <= set(WAYS)
+    assert set(NBGRADER_WAY) == set(FORBIDDING) and set(NBGRADER_WAY.values()) == set(IN_NBGRADER)
+    for assignment, exercises in FORBIDDING.items():  # each exercise, each of its helpers, in that hand-in
+        hand_ins = forbidden_hand_ins(assignment, {}, ways=[NBGRADER_WAY[assignment]])
+        for e in exercises:
+            assert {answers[f"answer-{e.checker}"] for answers in hand_ins.values()} == {
+                with_helper(e, helper, NBGRADER_WAY[assignment]) for helper in e.helpers}
+    assert set(IN_NBGRADER) <= set(WAYS)  # and in this process every exercise every way: WITH_A_HELPER
 
 
 @pytest.mark.parametrize("way", IN_NBGRADER)
 def test_a_forbidden_helper_scores_zero_however_the_answer_reaches_it(graded, way):
-    wrong = {}
+    wrong, seen = {}, 0
     for assignment, exercises in FORBIDDING.items():
-        for student in [s for s in forbidden_hand_ins(assignment, {}) if s.split("-")[0] == way]:
+        for student in [s for s in graded.scores[assignment] if s.split("-")[0] == way]:
+            seen += 1
             _, _, grades = graded.scores[assignment][student]
             forbidding = {e.checker for e in exercises}
             if any(grades[checker] != 0 for checker in forbidding):
@@ -454,6 +467,7 @@ def test_a_forbidden_helper_scores_zero_however_the_answer_reaches_it(graded, wa
             others = {k: v for k, v in grades.items() if k not in forbidding | {"written"}}
             assert others == {k: v for k, v in check_points(assignment).items() if k not in forbidding}, (
                 f"{assignment}, {way}: an exercise that forbids nothing lost points", grades)
+    assert seen, f"no hand-in reached the forbidden helper {way!r} through nbgrader"
     assert not wrong, f"answers that reach the forbidden helper {way!r} scored: {wrong}"
 
 
