@@ -199,7 +199,9 @@ def print_table(rows: list[dict]) -> None:
     kernel = max(max(r["kernels"]) for r in rows)
     guarantee, limit = guarantee_and_limit({(r["plan"], r["scenario"]): r["peak"] for r in rows}, kernel)
     print(f"\nguarantee (the largest peak as taught, rounded up to 64 MiB): {guarantee} MiB; limit (the "
-          f"largest peak with every tab left open and one kernel more, rounded up to 64 MiB): {limit} MiB")
+          f"largest peak with every tab left open and one kernel more, rounded up to 64 MiB): {limit} MiB\n"
+          f"(one kernel more: this run's largest, {kernel:.1f} MiB; the hub guide takes the largest of any "
+          f"notebook's, from python -m benchmarks.kernel_memory, where that is larger)")
 
 
 if __name__ == "__main__":

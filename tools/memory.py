@@ -53,7 +53,7 @@ def round_up(mib: float, unit: int = 64) -> int:
 
 def guarantee_and_limit(peaks: dict[tuple[str, str], float], kernel: float) -> tuple[int, int]:
     """A student's memory guarantee and limit (MiB) from benchmarks/class_day.py's peaks,
-    {(plan, "as taught" or "tabs left open"): MiB}, and its largest kernel (MiB): the
+    {(plan, "as taught" or "tabs left open"): MiB}, and the largest kernel (MiB) of any notebook: the
     guarantee holds every plan as the plans teach it (the notebook before shut down), the
     limit every plan with every tab left open and one notebook more (homework, the cheat
     sheet), each rounded up to 64 MiB."""
