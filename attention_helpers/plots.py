@@ -135,6 +135,17 @@ def shared_scale(*matrices, symmetric=False) -> dict:
     return {"vmin": low, "vmax": high if high > low else low + 1e-9}
 
 
+BAR_GAP = 0.08  # the gap between columns of pictures (a fraction of the width) when one has a colour bar
+
+
+def _room_after_bar(fig) -> None:
+    """In a figure with constrained layout, room between a colour bar's labels and the next
+    picture's row title, which otherwise read as the bar's own label."""
+    engine = fig.get_layout_engine()
+    if hasattr(engine, "get") and engine.get().get("wspace", 0) < BAR_GAP:
+        engine.set(wspace=BAR_GAP)
+
+
 class Heatmap:
     """A matrix drawn as coloured cells with its values written in them.
 
@@ -225,6 +236,7 @@ class Heatmap:
             # It has no minor ticks: nothing to weed out of them at every draw.
             self.colorbar.ax.yaxis.remove_overlapping_locs = False
             self.colorbar.formatter = _ScaleLabels(self)
+            _room_after_bar(ax.figure)
         register(ax, self, [self.colorbar.ax] if colorbar else [])
         self.label_room = None  # see keep_room_for
         self.update(values)

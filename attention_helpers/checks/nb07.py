@@ -41,13 +41,13 @@ def check_rotate_pair(fn) -> Check:
 
 
 def _rope(x, positions, theta):
-    """Pairs (2i, 2i+1) of row t turned by positions[t] · theta[i]."""
+    """Pairs (2m, 2m+1) of row i turned by positions[i] · theta[m]."""
     return core.rotate_pairs(x, np.asarray(positions, dtype=float)[:, None] * theta[None, :])
 
 
 @checker
 def check_rope(fn) -> Check:
-    """Check `fn(x, positions)`: RoPE with base 10000 for x [n, d], pairs (2i, 2i+1)."""
+    """Check `fn(x, positions)`: RoPE with base 10000 for x [n, d], pairs (2m, 2m+1)."""
     rng = np.random.default_rng(70)
     x, positions = rng.normal(size=(4, 6)), np.array([0, 1, 5, 12])
     out, err = call(fn, x.copy(), positions.copy())
@@ -62,29 +62,29 @@ def check_rope(fn) -> Check:
     rotate_half = np.concatenate([turned[:, 0::2], turned[:, 1::2]], axis=1)
     return compare(out, core.apply_rope(x, positions), name="my_rope(x, positions)", mistakes={
         "unchanged": (
-            "you returned x unchanged: every row t must turn by positions[t] · θ_i (only position 0 "
+            "you returned x unchanged: every row i must turn by positions[i] · θ_m (only position 0 "
             "stays put).",
             x),
         "theta_without_2": (
-            "the frequencies are off: θ_i = 10000^(−2i/d) with i = 0 … d/2 − 1 the pair's index; you "
-            "used 10000^(−i/d).",
+            "the frequencies are off: θ_m = 10000^(−2m/d) with m = 0 … d/2 − 1 the pair's index; you "
+            "used 10000^(−m/d).",
             _rope(x, positions, 10000.0 ** (-i / d))),
         "theta_4i": (
-            "the frequencies are off: θ_i = 10000^(−2i/d) with i the pair's index (0, 1, 2, …); you used "
-            "the coordinate index 2i in place of i, 10000^(−4i/d).",
+            "the frequencies are off: θ_m = 10000^(−2m/d) with m the pair's index (0, 1, 2, …); you used "
+            "the coordinate index 2m in place of m, 10000^(−4m/d).",
             _rope(x, positions, 10000.0 ** (-4 * i / d))),
         "theta_positive_exponent": (
-            "the exponent lost its minus sign: θ_i = 10000^(−2i/d) gets smaller with i.",
+            "the exponent lost its minus sign: θ_m = 10000^(−2m/d) gets smaller with m.",
             _rope(x, positions, 10000.0 ** (2 * i / d))),
         "clockwise": (
             "you turned clockwise: the first coordinate of a pair gets x·cos − y·sin, the second "
             "x·sin + y·cos.",
             _rope(x, -positions, 10000.0 ** (-2 * i / d))),
         "rotate_half": (
-            "you paired coordinate i with i + d/2 (the rotate-half layout); this exercise pairs neighbours "
+            "you paired coordinate c with c + d/2 (the rotate-half layout); this exercise pairs neighbours "
             "(0, 1), (2, 3), …: use x[:, 0::2] and x[:, 1::2].",
             rotate_half),
-    }, success="each pair (2i, 2i+1) of row t turns by positions[t] · 10000^(−2i/d), as ah.apply_rope does.")
+    }, success="each pair (2m, 2m+1) of row i turns by positions[i] · 10000^(−2m/d), as ah.apply_rope does.")
 
 
 @checker
@@ -94,7 +94,7 @@ def check_same_score_position(answer, query_position, key_position, new_query_po
     expected = new_query_position - gap
     return compare_number(
         answer, expected, name="my_key_position",
-        success=f"{expected}: the score depends only on the distance m − n = {gap}, so the key sits "
+        success=f"{expected}: the score depends only on the distance i − j = {gap}, so the key sits "
                 f"{gap} places before the query again.",
         mistakes={
             "wrong_direction": (
@@ -102,11 +102,11 @@ def check_same_score_position(answer, query_position, key_position, new_query_po
                 f"({query_position} − {key_position} = {gap}): subtract the distance.",
                 new_query_position + gap),
             "distance": (
-                "that is the distance m − n; the exercise asks for the key's position.",
+                "that is the distance i − j; the exercise asks for the key's position.",
                 gap),
             "key_unmoved": (
                 "with the key where it was, the distance changes, and with it the score: keep "
-                "m − n the same.",
+                "i − j the same.",
                 key_position),
         },
         otherwise=lambda value: f"with the query at {new_query_position} and the key at {value:g}, the "
