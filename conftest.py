@@ -2,7 +2,8 @@
 the root, because tests/conftest.py is not read when pytest is given only notebooks/.
 
 - The slow items (notebooks, a browser, a hub, nbgrader) carry the marker `slow`, so the quick
-  loop is `pytest -m "not slow"`.
+  loop is `pytest -m "not slow"`; those that build an environment from the package index carry
+  `index`; the newest-releases tests run only under CI=true, ATTENTION_NEWEST=1 or -m newest.
 - tests/robustness.py adds, after nbval's last cell of each numbered notebook, the robustness
   run in the same kernel.
 - How the two worker processes share the work (`--dist loadfile`, in order): a group runs whole
@@ -16,11 +17,15 @@ the root, because tests/conftest.py is not read when pytest is given only notebo
 
 import pytest
 
+from tools.project import newest_runs
+
 pytest_plugins = ["tests.robustness"]
 
 # The kinds of test that run notebooks, a browser, a hub or nbgrader are all slow: the quick
 # loop, `pytest -m "not slow"`, leaves them out. nbval's items (one per notebook cell) count too.
 SLOW_KINDS = {"browser", "grading", "compat", "robustness", "static", "newest"}
+# The kinds that build an environment of their own from the package index (marker `index`).
+INDEX_KINDS = {"grading", "compat", "newest"}
 # their tests go to two groups, alternately
 SPLIT = ("tests/test_browser.py", "tests/test_compat.py", "tests/test_widgets.py", "tests/test_newest.py")
 FIRST = ["tests/test_grading.py", *SPLIT[:2], "tests/test_newest.py", "tests/test_class_load.py",
@@ -45,10 +50,18 @@ def groups(nodeids: list[str]) -> dict[str, str]:
 
 
 @pytest.hookimpl(tryfirst=True)  # after tests/robustness.py's (registered later), before -m deselects
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    skip_newest = None if newest_runs(config.getoption("markexpr")) else pytest.mark.skip(
+        reason="the newest releases change from day to day: CI runs these (CI=true); here, "
+               "ATTENTION_NEWEST=1 or -m newest")
     for item in items:
-        if str(item.path).endswith(".ipynb") or SLOW_KINDS & {m.name for m in item.iter_markers()}:
+        kinds = {m.name for m in item.iter_markers()}
+        if str(item.path).endswith(".ipynb") or SLOW_KINDS & kinds:
             item.add_marker(pytest.mark.slow)
+        if INDEX_KINDS & kinds:
+            item.add_marker(pytest.mark.index)
+        if "newest" in kinds and skip_newest:
+            item.add_marker(skip_newest)
     items.sort(key=lambda item: rank(item.nodeid))  # stable: each file keeps its order
 
 

@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tools import commands
-from tools.project import LOCK, PROJECT, PYTHONS, ROOT, RUNTIME, TEST, lock_lines, locked
+from tools.project import LOCK, PROJECT, PYTHONS, ROOT, RUNTIME, TEST, lock_lines, locked, newest_runs
 
 HUB_IMAGE = {"numpy": "2.1.3", "matplotlib": "3.9.4", "ipywidgets": "8.1.5", "jupyterlab": "4.3.5"}
 
@@ -371,3 +371,16 @@ def test_the_grading_extra_admits_the_locked_nbgrader(python):
         name = canonicalize_name(req.name)
         assert name in pins, f"{name} (grading extra) has no version in the lock"
         assert req.specifier.contains(pins[name]), f"pyproject.toml says {req}, the lock pins {pins[name]}"
+
+
+@pytest.mark.parametrize("ci, asked, markexpr, runs", [
+    ("true", None, "", True), ("", None, "", False), ("", "1", "", True), ("", None, "newest", True),
+    ("", None, "not newest", False), ("false", None, "slow", False)])
+def test_the_newest_releases_decide_only_runs_that_ask_for_them(monkeypatch, ci, asked, markexpr, runs):
+    """A local run's result does not depend on the day's releases; CI's (CI=true) does."""
+    monkeypatch.setenv("CI", ci)
+    if asked is None:
+        monkeypatch.delenv("ATTENTION_NEWEST", raising=False)
+    else:
+        monkeypatch.setenv("ATTENTION_NEWEST", asked)
+    assert newest_runs(markexpr) is runs

@@ -5,6 +5,7 @@ read by scripts/set_repository.py, which also rewrites the links that name them.
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -64,3 +65,11 @@ def uv_install(python, *args: str) -> None:
                             capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"uv pip install {' '.join(args)} into {python} failed:\n{result.stderr[-3000:]}")
+
+
+def newest_runs(markexpr: str | None) -> bool:
+    """Whether this pytest run tests the newest releases (tests/test_newest.py). They change from
+    day to day: CI tests them (CI=true), and so does a run that asks (ATTENTION_NEWEST=1, or
+    `-m newest`, the `markexpr`); elsewhere a run's result does not depend on the day."""
+    return (os.environ.get("CI", "").lower() == "true" or os.environ.get("ATTENTION_NEWEST") == "1"
+            or (markexpr or "").strip() == "newest")
