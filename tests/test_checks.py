@@ -64,10 +64,10 @@ def test_compare_number_names_a_mistake_by_its_key():
     assert number("twelve").kind == "not_numbers"
 
 
-def test_the_older_form_of_mistakes_still_reads_keyed_by_its_hint():
-    # {hint: wrong answer}, kept only while checkers written in it are converted
-    check = compare([3.0, 4.0], [1.0, 2.0], mistakes={"you added instead": [3.0, 4.0]})
-    assert (check.kind, check.mistake, check.hint) == ("mistake", "you added instead", "you added instead")
+def test_mistakes_in_another_form_are_a_checker_s_error_not_a_silent_miss():
+    # the older {hint: wrong answer} form, which no checker uses any more
+    with pytest.raises(TypeError, match=r"mistakes must map a key to \(hint, wrong answer\), got 'you"):
+        compare([3.0, 4.0], [1.0, 2.0], mistakes={"you added instead": [3.0, 4.0]})
 
 
 def test_a_named_mistake_needs_its_key():

@@ -20,6 +20,7 @@ The API that every checker module (nb00.py, nb01.py, ...) builds on:
 - `call(fn, *args) -> (result, None) or (None, failed Check)`: runs a learner's
   function; an error becomes a Check of kind "raised" (or "not_callable").
 - `shape_answer(name, answer) -> tuple of ints or failed Check`;
+  `array_answer(name, answer) -> float array or failed Check`;
   `number_answer(name, answer) -> float or failed Check`;
   `compare_number(answer, expected, name=, mistakes={key: (hint, wrong_value)}, success=,
   otherwise=)` for exercises whose answer is one number.
@@ -135,20 +136,13 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
 
 
 def _keyed(mistakes) -> dict:
-    """`mistakes` as {key: (hint, wrong answer)}.
-
-    The older form {hint: wrong answer} ({wrong value: hint} for compare_number)
-    is still read, keyed by its hint, while checkers written in it are converted.
-    """
-    keyed = {}
-    for key, entry in dict(mistakes or {}).items():
-        if isinstance(key, str) and isinstance(entry, tuple) and len(entry) == 2 \
-                and isinstance(entry[0], str):
-            keyed[key] = entry
-        elif isinstance(key, str):  # older form: {hint: wrong answer}
-            keyed[key] = (key, entry)
-        else:  # older compare_number form: {wrong value: hint}
-            keyed[entry] = (entry, key)
+    """`mistakes`, {key: (hint, wrong answer)}, checked: a checker that writes another form gets
+    a clear error, not a mistake that can never match."""
+    keyed = dict(mistakes or {})
+    for key, entry in keyed.items():
+        if not (isinstance(key, str) and isinstance(entry, tuple) and len(entry) == 2
+                and isinstance(entry[0], str)):
+            raise TypeError(f"mistakes must map a key to (hint, wrong answer), got {key!r}: {entry!r}")
     return keyed
 
 
@@ -161,6 +155,17 @@ def shape_answer(name, answer):
     except (TypeError, ValueError):
         return wrong(f"write the shape as a tuple of two whole numbers (rows, columns), "
                      f"for example (2, 3); got {answer!r}.", kind="wrong_type")
+
+
+def array_answer(name, answer):
+    """An answer of numbers as a float array, or the Check that says what is wrong with it."""
+    if answer is None or answer is Ellipsis:
+        return empty(name)
+    try:
+        return np.asarray(answer, dtype=float)
+    except (TypeError, ValueError):
+        return wrong(f"{name} should be an array of numbers, got {type(answer).__name__}.",
+                     kind="not_numbers")
 
 
 def number_answer(name, answer):

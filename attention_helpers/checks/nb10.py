@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ._base import Check, call, checker, compare, empty, right, wrong
+from ._base import Check, array_answer, call, checker, compare, empty, right, wrong
 
 # Exercise 1: two softmax rows and the gradient arriving at their probabilities.
 _SOFTMAX_SCORES = np.array([[1.0, 2.0, 0.5, -1.0], [0.0, 3.0, -2.0, 1.0]])
@@ -29,16 +29,6 @@ def _mistake(got, expected, mistakes):
     return None
 
 
-def _as_array(answer, name):
-    if answer is None or answer is Ellipsis:
-        return None, empty(name)
-    try:
-        got = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
-        return None, wrong(f"{name} should be numbers, got {type(answer).__name__}.", kind="not_numbers")
-    return got, None
-
-
 def _softmax_backward(p, dp, diagonal=True, off_diagonal=True):
     """ds = J·dp with J = diag(p) − p·pᵀ, either part optional (to build the typical mistakes)."""
     return (p * dp if diagonal else 0.0) - (p * (p @ dp) if off_diagonal else 0.0)
@@ -54,9 +44,9 @@ def check_softmax_backward(fn) -> Check:
         out, err = call(fn, p.copy(), dp.copy())
         if err is not None:
             return err
-        got, bad = _as_array(out, "my_softmax_backward(p, dp)")
-        if bad is not None:
-            return bad
+        got = array_answer("my_softmax_backward(p, dp)", out)
+        if isinstance(got, Check):
+            return got
         if got.shape == (4, 4) and np.allclose(got, np.diag(p) - np.outer(p, p)):
             return wrong("that is the Jacobian J = diag(p) − p·pᵀ itself: return J · dp, one number per "
                          "score.", kind="mistake", mistake="returned_jacobian")
@@ -92,9 +82,9 @@ def check_softmax_backward(fn) -> Check:
 def check_dV(answer, A, dO) -> Check:
     """Check dV, the gradient of the values, for weights A [n_q, n_k] and output gradient dO [n_q, d_v]."""
     A, dO = np.asarray(A, dtype=float), np.asarray(dO, dtype=float)
-    got, bad = _as_array(answer, "dV")
-    if bad is not None:
-        return bad
+    got = array_answer("dV", answer)
+    if isinstance(got, Check):
+        return got
     expected = A.T @ dO
     found = _mistake(got, expected, {
         "not_transposed": ("that is A · dO. Value row j reaches output row i with weight A[i, j], so its "

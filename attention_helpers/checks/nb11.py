@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core, kv_designs
-from ._base import Check, call, checker, compare, empty, right, wrong
+from ._base import Check, array_answer, call, checker, compare, empty, right, wrong
 
 _WINDOW = 3
 
@@ -23,15 +23,6 @@ def _compare(answer, expected, *, name, mistakes, success=None) -> Check:
     if check.kind == "mistake":
         return wrong(check.hint, kind="mistake", mistake=mistakes[int(check.mistake)][0])
     return check
-
-
-def _as_array(out, name):
-    if out is None or out is Ellipsis:
-        return empty(name)
-    try:
-        return np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
-        return wrong(f"{name} should be an array of numbers, got {type(out).__name__}.", kind="not_numbers")
 
 
 # ---- exercise 1: one decoding step with a sliding-window cache -------------------------
@@ -127,7 +118,7 @@ def check_sink_attention(fn) -> Check:
         return empty("my_sink_attention(...)")
     if not isinstance(out, tuple) or len(out) != 2:
         return wrong("my_sink_attention should return two things, (output, weights).", kind="wrong_type")
-    output, weights = (_as_array(a, name) for a, name in zip(out, ("output", "weights")))
+    output, weights = (array_answer(name, a) for a, name in zip(out, ("output", "weights")))
     for got in (output, weights):
         if isinstance(got, Check):
             return got
@@ -182,7 +173,7 @@ def check_quantize_per_token(fn) -> Check:
         out, err = call(fn, x.copy(), bits)
         if err is not None:
             return err
-        arr = _as_array(out, f"my_quantize_per_token(x, {bits})")
+        arr = array_answer(f"my_quantize_per_token(x, {bits})", out)
         if isinstance(arr, Check):
             return arr
         got.append(arr)
