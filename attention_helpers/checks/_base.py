@@ -16,7 +16,8 @@ The API that every checker module (nb00.py, nb01.py, ...) builds on:
   "mistake" (the first entry of `mistakes` the answer equals: `mistake` is its
   key, a short stable name such as "no_scale", and `hint` its sentence; a
   wrong_array of None means "the answer is not finite"), "transposed",
-  "wrong_shape" or "wrong_value".
+  "wrong_shape" or "wrong_value". `matching_mistake(got, expected, mistakes)` is
+  its search for a known mistake alone, for checkers that decide the rest themselves.
 - `call(fn, *args) -> (result, None) or (None, failed Check)`: runs a learner's
   function; an error becomes a Check of kind "raised" (or "not_callable").
 - `shape_answer(name, answer) -> tuple of ints or failed Check`;
@@ -102,26 +103,18 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
     """
     mistakes = _keyed(mistakes)
     expected = np.asarray(expected, dtype=float)
-    if answer is None or answer is Ellipsis:
-        return empty(name)
-    try:
-        got = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
-        return wrong(f"{name} should be an array of numbers, got {type(answer).__name__}.",
-                     kind="not_numbers")
+    got = array_answer(name, answer)
+    if isinstance(got, Check):
+        return got
     if not np.isfinite(got).all():
         key = next((k for k, (_, bad) in mistakes.items() if bad is None), None)
         if key is not None:
             return wrong(mistakes[key][0], kind="mistake", mistake=key)
         return wrong(f"{name} contains inf or nan: some step overflowed or divided by zero.",
                      kind="not_finite")
-    for key, (hint, bad) in mistakes.items():
-        if bad is None:
-            continue
-        bad = np.asarray(bad, dtype=float)
-        if bad.shape == got.shape and np.allclose(got, bad, rtol=rtol, atol=atol) and not (
-                bad.shape == expected.shape and np.allclose(bad, expected, rtol=rtol, atol=atol)):
-            return wrong(hint, kind="mistake", mistake=key)
+    found = matching_mistake(got, expected, mistakes, rtol=rtol, atol=atol)
+    if found is not None:
+        return found
     if got.shape != expected.shape:
         if got.shape == expected.T.shape and np.allclose(got, expected.T, rtol=rtol, atol=atol):
             return wrong(f"{name} is the transpose of the answer (shape {got.shape}, expected "
@@ -133,6 +126,19 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
         return wrong(f"{name} has the right shape {got.shape} but differs at index {i}: "
                      f"expected {expected[i]:.4g}, got {got[i]:.4g}.")
     return right(success or f"{name} matches, shape {got.shape}.")
+
+
+def matching_mistake(got, expected, mistakes, rtol=1e-5, atol=1e-8) -> Check | None:
+    """The failed Check of the first mistake ({key: (hint, wrong answer)}) whose wrong answer
+    `got` equals, where that wrong answer is not itself right; None if there is none."""
+    for key, (hint, bad) in _keyed(mistakes).items():
+        if bad is None:
+            continue
+        bad = np.asarray(bad, dtype=float)
+        if bad.shape == got.shape and np.allclose(got, bad, rtol=rtol, atol=atol) and not (
+                bad.shape == expected.shape and np.allclose(bad, expected, rtol=rtol, atol=atol)):
+            return wrong(hint, kind="mistake", mistake=key)
+    return None
 
 
 def _keyed(mistakes) -> dict:

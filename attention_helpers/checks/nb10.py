@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ._base import Check, array_answer, call, checker, compare, empty, right, wrong
+from ._base import Check, array_answer, call, checker, compare, empty, matching_mistake, right, wrong
 
 # Exercise 1: two softmax rows and the gradient arriving at their probabilities.
 _SOFTMAX_SCORES = np.array([[1.0, 2.0, 0.5, -1.0], [0.0, 3.0, -2.0, 1.0]])
@@ -17,16 +17,6 @@ _X, _TARGET = _rng.normal(size=(4, 3)), _rng.normal(size=(4, 3))   # 4 tokens, d
 _W_Q, _W_K, _W_V = (_rng.normal(size=(3, 3)) for _ in range(3))
 _LR = 0.02
 del _rng
-
-
-def _mistake(got, expected, mistakes):
-    """The first failed Check whose wrong answer `got` equals ({key: (hint, wrong answer)}), or None."""
-    for key, (hint, bad) in mistakes.items():
-        bad = np.asarray(bad, dtype=float)
-        if bad.shape == got.shape and np.allclose(got, bad) and not (
-                bad.shape == expected.shape and np.allclose(bad, expected)):
-            return wrong(hint, kind="mistake", mistake=key)
-    return None
 
 
 def _softmax_backward(p, dp, diagonal=True, off_diagonal=True):
@@ -61,7 +51,7 @@ def check_softmax_backward(fn) -> Check:
         return np.array([_softmax_backward(p, dp, **parts) for p, dp in zip(probs, _SOFTMAX_DP)])
 
     expected = each()
-    found = _mistake(got, expected, {
+    found = matching_mistake(got, expected, {
         "no_diagonal": ("the Jacobian's diagonal term is missing: ∂p_i/∂s_i = p_i(1 − p_i) has a p_i of its "
                         "own, so ds = p ⊙ dp − p (p · dp), not only −p (p · dp).", each(diagonal=False)),
         "only_diagonal": ("only the diagonal of the Jacobian: every p_j also depends on s_i (through the sum "
@@ -86,7 +76,7 @@ def check_dV(answer, A, dO) -> Check:
     if isinstance(got, Check):
         return got
     expected = A.T @ dO
-    found = _mistake(got, expected, {
+    found = matching_mistake(got, expected, {
         "not_transposed": ("that is A · dO. Value row j reaches output row i with weight A[i, j], so its "
                            "gradient gathers down column j of A: dV = Aᵀ · dO.", A @ dO),
         "transposed_product": ("that is dOᵀ · A, the transpose of the answer: dV has one row per key, like "
@@ -138,7 +128,7 @@ def check_train_step(fn) -> Check:
         if np.allclose(got, unchanged):
             return wrong("the weights came back unchanged: subtract lr times each gradient.",
                          kind="mistake", mistake="no_step")
-    found = _mistake(got, expected, {
+    found = matching_mistake(got, expected, {
         "no_scale": ("dQ and dK are each missing the 1/√d_k: the scores are Q·Kᵀ/√d_k, so both gradients "
                      "carry that factor.", _step(*args, scale_q=False, scale_k=False)),
         "no_scale_dQ": ("W_Q moved too far: dQ = dS · K / √d_k; the 1/√d_k of the scores is missing there.",
