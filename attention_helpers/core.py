@@ -28,8 +28,9 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------
-# Input checks: one place that turns bad input into a clear message. check_qkv,
-# check_mask and check_projections are for the package's other modules too.
+# Input checks: one place that turns bad input into a clear message. validate_qkv,
+# validate_mask and validate_projections are for the package's other modules too (the
+# exercise checkers, ah.checks.check_…, are another thing).
 # --------------------------------------------------------------------------
 
 def _array(name: str, value, *, ndim: int | None = None, min_ndim: int | None = None,
@@ -69,7 +70,7 @@ def _positive_int(name: str, value) -> int:
     return int(value)
 
 
-def check_qkv(Q, K, V, *, broadcast: bool = True):
+def validate_qkv(Q, K, V, *, broadcast: bool = True):
     """Q, K and V as float arrays, checked to fit attention, or a ValueError/TypeError that
     names the argument, the shape it needs and the shape it has.
 
@@ -95,7 +96,7 @@ def check_qkv(Q, K, V, *, broadcast: bool = True):
     return Q, K, V
 
 
-def check_mask(mask, shape) -> np.ndarray:
+def validate_mask(mask, shape) -> np.ndarray:
     """`mask` as a boolean array that fits scores of `shape` (..., n_q, n_k), or a clear error.
 
     True = may attend. The mask must end in (n_q, n_k), or in (1, n_k) to apply
@@ -130,7 +131,7 @@ def check_mask(mask, shape) -> np.ndarray:
     return m
 
 
-def check_projections(X, W_Q, W_K, W_V, *, batched: bool = False):
+def validate_projections(X, W_Q, W_K, W_V, *, batched: bool = False):
     """X [n, d_model] (or [..., n, d_model] when batched) and the weights W_Q, W_K
     [d_model, d_k], W_V [d_model, d_v] as float arrays, or a clear error naming the
     one that does not fit."""
@@ -201,7 +202,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
 def project_qkv(X, W_Q, W_K, W_V):
     """Q = X·W_Q, K = X·W_K, V = X·W_V for X of shape [n, d_model]."""
-    X, W_Q, W_K, W_V = check_projections(X, W_Q, W_K, W_V)
+    X, W_Q, W_K, W_V = validate_projections(X, W_Q, W_K, W_V)
     return X @ W_Q, X @ W_K, X @ W_V
 
 
@@ -232,11 +233,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     Q is [..., n_q, d_k], K is [..., n_k, d_k], V is [..., n_k, d_v]; leading
     batch or head dimensions broadcast. `mask` is boolean, True = may attend.
     """
-    Q, K, V = check_qkv(Q, K, V)
+    Q, K, V = validate_qkv(Q, K, V)
     d_k = Q.shape[-1]
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
     if mask is not None:
-        m = check_mask(mask, scores.shape)
+        m = validate_mask(mask, scores.shape)
         scores = np.where(m, scores, -np.inf)
     weights = softmax(scores, axis=-1)
     return weights @ V, weights
@@ -258,7 +259,7 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=None):
     weights are [..., n_heads, n, n]. `mask` (True = may attend) is one mask
     for every head: [n, n], or [batch, 1, n] from padding_mask.
     """
-    X, W_Q, W_K, W_V = check_projections(X, W_Q, W_K, W_V, batched=True)
+    X, W_Q, W_K, W_V = validate_projections(X, W_Q, W_K, W_V, batched=True)
     n_heads = _positive_int("n_heads", n_heads)
     n = X.shape[-2]
     for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
@@ -279,7 +280,7 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=None):
 
     Q, K, V = (split_heads(X @ W) for W in (W_Q, W_K, W_V))
     if mask is not None:
-        mask = check_mask(mask, X.shape[:-2] + (n, n))[..., None, :, :]  # the same mask for every head
+        mask = validate_mask(mask, X.shape[:-2] + (n, n))[..., None, :, :]  # the same mask for every head
     heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
     concat = np.swapaxes(heads, -2, -3).reshape(*X.shape[:-1], -1)  # [..., n, n_heads·d_v_head]
     return concat @ W_O, weights
@@ -292,7 +293,7 @@ def grouped_query_attention(Q, K, V, mask=None):
     Query head h reads KV head h // (h_q // h_kv). h_kv == h_q is ordinary
     multi-head attention, h_kv == 1 is multi-query attention (MQA).
     """
-    Q, K, V = check_qkv(Q, K, V, broadcast=False)
+    Q, K, V = validate_qkv(Q, K, V, broadcast=False)
     for name, M in (("Q", Q), ("K", K), ("V", V)):
         if M.ndim != 3:
             raise ValueError(f"{name} must be 3-D, got shape {M.shape} ({M.ndim}-D): "
@@ -448,12 +449,12 @@ def tiled_attention(Q, K, V, block_size, mask=None) -> np.ndarray:
     by exp(m_old − m_new). At the end, output = acc / l: the same numbers as
     scaled_dot_product_attention (shapes and mask as there), returned alone.
     """
-    Q, K, V = check_qkv(Q, K, V)
+    Q, K, V = validate_qkv(Q, K, V)
     block_size = _positive_int("block_size", block_size)
     (n_q, d_k), n_k = Q.shape[-2:], K.shape[-2]
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     if mask is not None:
-        m = check_mask(mask, lead + (n_q, n_k))
+        m = validate_mask(mask, lead + (n_q, n_k))
         lead = np.broadcast_shapes(lead, m.shape[:-2])
         mask = np.broadcast_to(m, m.shape[:-2] + (n_q, n_k))
     d_v = V.shape[-1]

@@ -238,19 +238,20 @@ def test_positional_encoding_rejects_bad_sizes(args):
         ah.positional_encoding(*args)
 
 
-# ---- the shared validators other modules call (core.check_qkv, core.check_mask) ----
+# ---- the shared validators other modules call (core.validate_qkv, core.validate_mask) ----
 
 def _ones(*shapes):
     return [np.ones(shape) for shape in shapes]
 
 
 @pytest.mark.parametrize("call, error, names", [
-    (lambda: ah.core.check_qkv(*_ones((3, 2), (4, 3), (4, 2))), ValueError, ["K", "(4, 3)"]),
-    (lambda: ah.core.check_qkv(*_ones((3, 2), (4, 2), (5, 2))), ValueError, ["V", "(5, 2)"]),
-    (lambda: ah.core.check_qkv("Q", *_ones((4, 2), (4, 2))), TypeError, ["Q"]),
-    (lambda: ah.core.check_mask(np.ones((3, 4)), (3, 4)), TypeError, ["mask", "boolean"]),
-    (lambda: ah.core.check_mask(np.ones((3, 3), bool), (3, 4)), ValueError, ["mask", "(3, 3)", "(3, 4)"]),
-    (lambda: ah.core.check_mask(np.ones((3, 1, 4), bool), (2, 1, 4)), ValueError, ["mask", "(3,)", "(2,)"]),
+    (lambda: ah.core.validate_qkv(*_ones((3, 2), (4, 3), (4, 2))), ValueError, ["K", "(4, 3)"]),
+    (lambda: ah.core.validate_qkv(*_ones((3, 2), (4, 2), (5, 2))), ValueError, ["V", "(5, 2)"]),
+    (lambda: ah.core.validate_qkv("Q", *_ones((4, 2), (4, 2))), TypeError, ["Q"]),
+    (lambda: ah.core.validate_mask(np.ones((3, 4)), (3, 4)), TypeError, ["mask", "boolean"]),
+    (lambda: ah.core.validate_mask(np.ones((3, 3), bool), (3, 4)), ValueError, ["mask", "(3, 3)", "(3, 4)"]),
+    (lambda: ah.core.validate_mask(np.ones((3, 1, 4), bool), (2, 1, 4)), ValueError,
+     ["mask", "(3,)", "(2,)"]),
 ])
 def test_the_shared_validators_name_the_argument_and_both_shapes(call, error, names):
     with pytest.raises(error) as info:
@@ -259,10 +260,10 @@ def test_the_shared_validators_name_the_argument_and_both_shapes(call, error, na
         assert name in str(info.value)
 
 
-def test_check_mask_accepts_one_row_for_every_query_and_broadcasting_batches():
+def test_validate_mask_accepts_one_row_for_every_query_and_broadcasting_batches():
     m = ah.padding_mask([2, 3], 3)                       # [batch, 1, n]
-    assert ah.core.check_mask(m, (3, 3)) is not None     # unbatched scores: the batch comes from the mask
-    assert ah.core.check_mask(m, (2, 3, 3)).shape == (2, 1, 3)
+    assert ah.core.validate_mask(m, (3, 3)) is not None     # unbatched scores: the batch comes from the mask
+    assert ah.core.validate_mask(m, (2, 3, 3)).shape == (2, 1, 3)
 
 
 def test_rotate_pairs_is_the_rotation_matrix_on_each_pair():
