@@ -275,15 +275,21 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=None):
             f"columns (the columns of W_V), so W_O must have {W_V.shape[1]} rows"
         )
 
-    def split_heads(M):  # [..., n, n_heads·d_head] -> [..., n_heads, n, d_head]
-        return np.swapaxes(M.reshape(*M.shape[:-1], n_heads, M.shape[-1] // n_heads), -2, -3)
-
-    Q, K, V = (split_heads(X @ W) for W in (W_Q, W_K, W_V))
+    Q, K, V = (split_heads(X @ W, n_heads) for W in (W_Q, W_K, W_V))
     if mask is not None:
         mask = validate_mask(mask, X.shape[:-2] + (n, n))[..., None, :, :]  # the same mask for every head
     heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
-    concat = np.swapaxes(heads, -2, -3).reshape(*X.shape[:-1], -1)  # [..., n, n_heads·d_v_head]
-    return concat @ W_O, weights
+    return merge_heads(heads) @ W_O, weights
+
+
+def split_heads(M, n_heads: int):
+    """[..., n, n_heads·d] -> [..., n_heads, n, d]: head h takes columns h·d … (h+1)·d − 1."""
+    return np.swapaxes(M.reshape(*M.shape[:-1], n_heads, M.shape[-1] // n_heads), -2, -3)
+
+
+def merge_heads(H):
+    """[..., n_heads, n, d] -> [..., n, n_heads·d]: the heads side by side again (split_heads undone)."""
+    return np.swapaxes(H, -2, -3).reshape(*H.shape[:-3], H.shape[-2], -1)
 
 
 def grouped_query_attention(Q, K, V, mask=None):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import _array, _positive_int, apply_rope, softmax
+from .core import _array, _positive_int, apply_rope, softmax, split_heads
 
 __all__ = [
     "sliding_window_mask", "WindowKVCache", "window_stack_cache_bytes",
@@ -238,11 +238,6 @@ def mla_cache(X, W):
     return X @ W["W_DKV"], apply_rope(X @ W["W_KR"], positions)
 
 
-def _heads(A, h):
-    """[n, h·d] -> [h, n, d]: head k takes columns k·d … (k+1)·d − 1."""
-    return A.reshape(A.shape[0], h, -1).transpose(1, 0, 2)
-
-
 def mla_attention(X, W, mask=None, absorbed=False):
     """Multi-head latent attention over the tokens X [n, d_model], returning (output, weights).
 
@@ -255,10 +250,10 @@ def mla_attention(X, W, mask=None, absorbed=False):
     X = _mla_check(X, W)
     n, h, d, r = X.shape[0], W["n_heads"], W["d_head"], W["d_rope"]
     c, k_rope = mla_cache(X, W)
-    q_c = _heads(X @ W["W_Q"], h)                                     # [h, n, d]
-    q_r = apply_rope(_heads(X @ W["W_QR"], h), np.arange(n))          # [h, n, r]
+    q_c = split_heads(X @ W["W_Q"], h)                                # [h, n, d]
+    q_r = apply_rope(split_heads(X @ W["W_QR"], h), np.arange(n))     # [h, n, r]
     rope_scores = q_r @ k_rope.T                                      # [h, n, n]
-    W_UK, W_UV = _heads(W["W_UK"], h), _heads(W["W_UV"], h)           # [h, d_latent, d]
+    W_UK, W_UV = split_heads(W["W_UK"], h), split_heads(W["W_UV"], h)  # [h, d_latent, d]
     W_O = W["W_O"].reshape(h, d, -1)                                  # [h, d, d_model]
     if absorbed:
         q_latent = q_c @ np.swapaxes(W_UK, 1, 2)                      # [h, n, d_latent]

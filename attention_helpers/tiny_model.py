@@ -60,18 +60,6 @@ def make_batch(rng, batch=32, n=N_TOKENS, vocab=VOCAB) -> np.ndarray:
     return rng.integers(0, vocab, size=(batch, n))
 
 
-def _heads(A, n_heads):
-    """[batch, n, heads·d] -> [batch, heads, n, d]"""
-    b, n, width = A.shape
-    return A.reshape(b, n, n_heads, width // n_heads).transpose(0, 2, 1, 3)
-
-
-def _merge(A):
-    """[batch, heads, n, d] -> [batch, n, heads·d]"""
-    b, h, n, d = A.shape
-    return A.transpose(0, 2, 1, 3).reshape(b, n, h * d)
-
-
 def _t_times(A, B):
     """Aᵀ·B with every sequence of the batch stacked as rows: the gradient of a weight matrix."""
     return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
@@ -84,11 +72,11 @@ def forward(params, tokens, n_heads=2, scaled=True):
     X = params["W_E"][tokens] + params["W_pos"][:n]
     d_head = params["W_Q"].shape[1] // n_heads
     boost = 1.0 if scaled else np.sqrt(d_head)       # unscaled scores: Q·Kᵀ = (√d·Q)·Kᵀ / √d
-    Q = _heads(X @ params["W_Q"], n_heads) * boost
-    K, V = _heads(X @ params["W_K"], n_heads), _heads(X @ params["W_V"], n_heads)
+    Q = core.split_heads(X @ params["W_Q"], n_heads) * boost
+    K, V = core.split_heads(X @ params["W_K"], n_heads), core.split_heads(X @ params["W_V"], n_heads)
     mask = core.causal_mask(n)
     heads, weights = core.scaled_dot_product_attention(Q, K, V, mask=mask)
-    h = X + _merge(heads) @ params["W_O"]
+    h = X + core.merge_heads(heads) @ params["W_O"]
     logits = h @ params["W_U"]
     return logits, weights, (tokens, X, Q, K, V, mask, heads, h, boost)
 
@@ -110,12 +98,12 @@ def loss_and_grads(params, tokens, n_heads=2, scaled=True):
 
     grads = {"W_U": _t_times(h, dlogits)}
     dh = dlogits @ params["W_U"].T
-    merged = _merge(heads)
+    merged = core.merge_heads(heads)
     grads["W_O"] = _t_times(merged, dh)
-    dheads = _heads(dh @ params["W_O"].T, n_heads)
+    dheads = core.split_heads(dh @ params["W_O"].T, n_heads)
     dQ, dK, dV = attention_backward(Q, K, V, dheads, mask=mask)
-    dQ = _merge(dQ * boost)
-    dK, dV = _merge(dK), _merge(dV)
+    dQ = core.merge_heads(dQ * boost)
+    dK, dV = core.merge_heads(dK), core.merge_heads(dV)
     grads["W_Q"] = _t_times(X, dQ)
     grads["W_K"] = _t_times(X, dK)
     grads["W_V"] = _t_times(X, dV)

@@ -103,3 +103,15 @@ def test_clear_errors(call, words):
         call(X, W)
     for word in words:
         assert word in str(err.value)
+
+
+def test_split_heads_gives_head_h_its_block_of_columns_and_merge_heads_undoes_it():
+    # the one split the package uses (core.multi_head_attention, kv_designs' MLA, tiny_model),
+    # for one sequence [n, h·d] and for a batch [b, n, h·d]
+    M = np.arange(2 * 3 * 8, dtype=float).reshape(2, 3, 8)
+    for A in (M[0], M):
+        H = ah.core.split_heads(A, 4)
+        assert H.shape == A.shape[:-2] + (4, 3, 2)
+        for h in range(4):
+            assert np.array_equal(H[..., h, :, :], A[..., :, 2 * h:2 * h + 2])
+        assert np.array_equal(ah.core.merge_heads(H), A)
