@@ -3,7 +3,7 @@
     python -m benchmarks.class_day [--plans plan_90_minutes plan_half_day]
 
 For each plan in teachers/ (tools.lesson_plans reads which notebooks it opens,
-in order), one student on a real JupyterHub (tools.class_load's hub: the
+in order), one student on a real JupyterHub (tools.hub's hub: the
 SimpleLocalProcessSpawner, jupyterhub-singleuser, a real nbgitpuller link)
 opens every notebook of the plan in turn, as a browser does (a session per
 notebook, its kernel's WebSocket), runs all of it (the whole notebook, more than
@@ -45,7 +45,9 @@ from pathlib import Path
 
 import psutil
 
-from tools import class_load, lesson_plans
+from tools import hub as class_hub
+from tools import lesson_plans
+from tools.class_student import Student
 from tools.memory import guarantee_and_limit
 from tools.student_image import student_image, versions
 from tools.sweep import SWEEP
@@ -55,7 +57,7 @@ PLANS = {p.stem: p for p in lesson_plans.PLANS}
 SCENARIOS = ("as taught", "tabs left open")
 
 
-class Tab(class_load.Student):
+class Tab(Student):
     """One notebook open in the student's JupyterLab: its session and kernel."""
 
     def _find_panel(self, displayed=None) -> None:
@@ -89,7 +91,7 @@ class Tab(class_load.Student):
 class Sampler:
     """The peak of the student's server plus everything below it, resident, sampled every 0.2 s."""
 
-    def __init__(self, hub: class_load.Hub):
+    def __init__(self, hub: class_hub.Hub):
         self.hub, self.peak, self.server_peak, self.kernels = hub, 0.0, 0.0, {}
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -107,7 +109,7 @@ class Sampler:
             for child in children:
                 try:
                     total += child.memory_info().rss
-                    if class_load.kind(child.cmdline()) == "kernel":
+                    if class_hub.kind(child.cmdline()) == "kernel":
                         status = Path(f"/proc/{child.pid}/status").read_text()
                         peak = int(status.split("VmHWM:")[1].split()[0]) / 1024
                         self.kernels[child.pid] = max(self.kernels.get(child.pid, 0.0), peak)
@@ -131,7 +133,7 @@ class Sampler:
         self.sample()
 
 
-def walk(hub: class_load.Hub, repo: str, name: str, notebooks: list[str], taught: bool) -> dict:
+def walk(hub: class_hub.Hub, repo: str, name: str, notebooks: list[str], taught: bool) -> dict:
     """One student through `notebooks`; the peaks (MiB) while they did."""
     first = Tab(hub, name, repo, notebooks[0])
     first.login_and_pull()
@@ -158,7 +160,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plans", nargs="+", choices=sorted(PLANS), default=sorted(PLANS))
     args = parser.parse_args(argv)
-    why = class_load.missing()
+    why = class_hub.missing()
     if why:
         print(why, file=sys.stderr)
         return 2
@@ -166,8 +168,8 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="class-day-") as folder:
         folder = Path(folder)
-        repo = class_load.bare_repository(folder)
-        with class_load.Hub(folder, servers=servers, nice=0) as hub:
+        repo = class_hub.bare_repository(folder)
+        with class_hub.Hub(folder, servers=servers, nice=0) as hub:
             for k, plan in enumerate(args.plans):
                 notebooks = [name for name, _ in lesson_plans.plan_rows(PLANS[plan]).values()]
                 for j, scenario in enumerate(SCENARIOS):
@@ -182,9 +184,9 @@ def main(argv=None) -> int:
     return 0
 
 
-def stop_servers(hub: class_load.Hub) -> None:
+def stop_servers(hub: class_hub.Hub) -> None:
     """Every student's server stopped (and its kernels with it) before the next walk."""
-    class_load.stop_all([pid for pid, what in hub.processes().items() if what in ("server", "kernel")])
+    class_hub.stop_all([pid for pid, what in hub.processes().items() if what in ("server", "kernel")])
 
 
 def print_table(rows: list[dict]) -> None:

@@ -29,18 +29,20 @@ import psutil
 import pytest
 
 from tools import class_load
+from tools import hub as class_hub
+from tools.class_student import Student
 
 NOTEBOOK = "00_input_matrix.ipynb"  # the shortest Run All with a panel of FloatSliders
 
 
 @pytest.fixture
 def hub(tmp_path):
-    reason = class_load.missing()
+    reason = class_hub.missing()
     if reason:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI=true and the class-load test {reason}")
         pytest.skip(f"the class-load test {reason}")
-    with class_load.Hub(tmp_path) as hub:
+    with class_hub.Hub(tmp_path) as hub:
         yield hub
 
 
@@ -66,9 +68,9 @@ def kernel_value(student, comm_id: str):
 
 @pytest.mark.slow
 def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
-    repo = class_load.bare_repository(tmp_path)
+    repo = class_hub.bare_repository(tmp_path)
     # The second drags the panel's floor (its pictures drawn in advance), as --floor does.
-    students = [class_load.Student(hub, f"student{i}", repo, NOTEBOOK, timeout=120, floor=i == 1)
+    students = [Student(hub, f"student{i}", repo, NOTEBOOK, timeout=120, floor=i == 1)
                 for i in range(2)]
     try:
         class_load.in_threads(class_load.setup, students)
@@ -81,7 +83,7 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
         assert state[0].startswith(f"pid {hub.kernel_process(students[0].kernel).pid}, ")
         assert len(state) > 1 and all(students[0].kernel in line for line in state[1:])
         for s in students:
-            pulled = tmp_path / "homes" / s.name / class_load.TARGET / "notebooks" / NOTEBOOK
+            pulled = tmp_path / "homes" / s.name / class_hub.TARGET / "notebooks" / NOTEBOOK
             assert pulled.is_file()
             notebook = json.loads(pulled.read_text())
             cells = sum(c["cell_type"] == "code" for c in notebook["cells"])
@@ -119,7 +121,7 @@ def test_two_students_log_in_pull_run_and_drag(hub, tmp_path):
         assert in_kernel(floor, same, f"{WIDGET.format(floor.panel_slider)}.value = {floor.value}") == 1
         # the hub and all it started run nicer than this client, the students' pages
         below = {what: psutil.Process(pid).nice() for pid, what in hub.processes().items()}
-        assert set(below.values()) == {min(19, os.nice(0) + class_load.HUB_NICE)}, below
+        assert set(below.values()) == {min(19, os.nice(0) + class_hub.HUB_NICE)}, below
     finally:
         for s in students:
             s.close()
@@ -184,7 +186,7 @@ def test_a_class_day_walk_keeps_the_kernels_the_student_leaves_open(hub, tmp_pat
     counts the server and its kernels together."""
     from benchmarks import class_day
 
-    repo = class_load.bare_repository(tmp_path)
+    repo = class_hub.bare_repository(tmp_path)
     notebooks = [NOTEBOOK, "04_softmax.ipynb"]
     taught = class_day.walk(hub, repo, "taught", notebooks, taught=True)
     class_day.stop_servers(hub)

@@ -14,7 +14,7 @@ import json
 
 from jupyter_server.services.kernels.connection.base import deserialize_msg_from_ws_v1
 
-from tools.class_load import Student
+from tools.class_student import Student
 
 
 class FakeSocket:
