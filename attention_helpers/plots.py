@@ -23,6 +23,7 @@ import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import ListedColormap, Normalize
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, Locator, MaxNLocator, NullFormatter
 
@@ -142,7 +143,7 @@ def _room_after_bar(fig) -> None:
     """In a figure with constrained layout, room between a colour bar's labels and the next
     picture's row title, which otherwise read as the bar's own label."""
     engine = fig.get_layout_engine()
-    if hasattr(engine, "get") and engine.get().get("wspace", 0) < BAR_GAP:
+    if isinstance(engine, ConstrainedLayoutEngine) and engine.get()["wspace"] < BAR_GAP:
         engine.set(wspace=BAR_GAP)
 
 

@@ -52,7 +52,6 @@ from tools.memory import guarantee_and_limit
 from tools.student_image import student_image, versions
 from tools.sweep import SWEEP
 
-ROOT = Path(__file__).resolve().parents[1]
 PLANS = {p.stem: p for p in lesson_plans.PLANS}
 SCENARIOS = ("as taught", "tabs left open")
 

@@ -142,11 +142,11 @@ def check(out: Path, url: str, tag: str, root: Path, update: bool, move_tag: boo
 def replace_files(out: Path, copy: Path) -> None:
     """OUT's committed files (there are no others but ignored ones: checked) become the copy's.
     .git and what git ignores there (a teacher's .venv/, .ipynb_checkpoints/) stay."""
-    tracked = git("ls-files", "-z", cwd=out).split("\0") if (out / ".git").exists() else []
-    for name in filter(None, tracked):
-        (out / name).unlink()
-    for folder in sorted({p for name in filter(None, tracked) for p in (out / name).parents
-                          if out in p.parents}, key=lambda p: len(p.parts), reverse=True):
+    tracked = [out / name for name in git("ls-files", "-z", cwd=out).split("\0") if name]
+    for path in tracked:
+        path.unlink()
+    for folder in sorted({p for path in tracked for p in path.parents if out in p.parents},
+                         key=lambda p: len(p.parts), reverse=True):
         if not any(folder.iterdir()):
             folder.rmdir()  # emptied: a folder the copy no longer has goes with its files
     shutil.copytree(copy, out, dirs_exist_ok=True)

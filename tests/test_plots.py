@@ -368,3 +368,14 @@ def test_signed_values_get_a_diverging_map_centred_on_zero():
     with pytest.raises(ValueError, match="diverging=True centres the colour scale on 0"):
         ah.heatmap(np.eye(2), diverging=True, vmin=0, vmax=1)
     plt.close("all")
+
+
+@pytest.mark.parametrize("layout", ["constrained", "tight", None])
+def test_a_colour_bar_leaves_a_gap_before_the_next_picture_in_a_constrained_figure_only(layout):
+    fig, axes = plt.subplots(1, 2, layout=layout)
+    wspace = fig.get_layout_engine().get().get("wspace") if layout == "constrained" else None
+    ah.heatmap(np.eye(2), ax=axes[0])  # any layout: no error
+    ah.heatmap(np.eye(2), ax=axes[1], colorbar=False)
+    if layout == "constrained":
+        assert wspace < ah.plots.BAR_GAP == fig.get_layout_engine().get()["wspace"]
+    plt.close(fig)

@@ -117,8 +117,9 @@ from pathlib import Path
 import psutil
 
 from tools.class_student import Student
-from tools.hub import BIN, HUB_NICE, MAX_STUDENTS, Hub, bare_repository, kind, missing, versions
+from tools.hub import BIN, HUB_NICE, MAX_STUDENTS, Hub, bare_repository, hub_versions, kind, missing
 from tools.student_image import student_image
+from tools.student_image import versions as image_versions
 
 NOTEBOOK = "05_weighted_sum_and_self_attention.ipynb"
 # Bursts, and moves at rest, per class size at least (see per_student and the docstring). A
@@ -403,13 +404,14 @@ def main(argv=None) -> int:
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the clean-up below runs
     load = os.getloadavg()
+    servers = student_image() if args.student_image else BIN
+    versions = {**hub_versions(), **({"student image": image_versions()} if args.student_image else {})}
     print(f"class_load: {args.notebook}{' (the floor)' if args.floor else ''}, students {args.students}, "
           f"{'no throttle, ' if args.no_throttle else ''}settings "
           f"{'off' if args.no_settings else 'on'}, hub at nice +{args.hub_nice}; "
           f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-          f"{os.cpu_count()} cores; {json.dumps(versions())}", flush=True)
+          f"{os.cpu_count()} cores; {json.dumps(versions)}", flush=True)
     rows, students = [], []
-    servers = student_image() if args.student_image else BIN
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="class-load-") as tmp, \
             Hub(Path(tmp), not args.no_settings, nice=args.hub_nice, servers=servers) as hub:
@@ -448,7 +450,7 @@ def main(argv=None) -> int:
                   f"{1000 * by_size[1]['last_max']:.1f} -> {1000 * by_size[SMALL_CLASS]['last_max']:.1f} ms")
         print(f"  all targets: {'yes' if all(ok for _, ok, _ in held) else 'NO'}")
     if args.json:
-        found = {"load_at_start": load, "versions": versions(), "hub_nice": args.hub_nice,
+        found = {"load_at_start": load, "versions": versions, "hub_nice": args.hub_nice,
                  "floor": args.floor, "rows": rows,
                  "targets": [{"what": what, "held": ok, "figures": figures} for what, ok, figures in held]}
         args.json.write_text(json.dumps(found, indent=1))

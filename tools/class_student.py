@@ -23,8 +23,9 @@ from jupyter_server.services.kernels.connection.base import (
 from tools.hub import TARGET, Hub
 
 PROTOCOL = "v1.kernel.websocket.jupyter.org"
-# --floor (see the docstring), run in the student's kernel after Run All: the panel's static twin
-# drawn at every value of the dragged slider, then a slider like it swaps those pictures in.
+# --floor (see tools/class_load.py's docstring), run in the student's kernel after Run All: the
+# panel's static twin drawn at every value of the dragged slider, then a slider like it swaps those
+# pictures in.
 FLOOR = """\
 import base64 as _b64
 import ipywidgets as _widgets

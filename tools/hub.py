@@ -31,7 +31,7 @@ BIN = Path(sys.executable).parent
 CHP_CACHE = Path.home() / ".cache" / "attention-math" / "chp"
 TARGET = "attention-math"  # the folder nbgitpuller pulls the course into
 MAX_STUDENTS = 40
-HUB_NICE = 10  # the hub's processes run this much nicer than the client (see the docstring)
+HUB_NICE = 10  # the hub's processes run this much nicer than the client (tools/class_load.py says why)
 HOW_TO_INSTALL = ("needs JupyterHub and nbgitpuller (`.venv/bin/pip install jupyterhub nbgitpuller`) "
                   "and node with npm (configurable-http-proxy is installed from npm on first use)")
 
@@ -72,7 +72,8 @@ def install_proxy() -> str:
     return str(CHP_CACHE / "node_modules" / ".bin" / "configurable-http-proxy")
 
 
-def versions() -> dict:
+def hub_versions() -> dict:
+    """The versions of what runs the hub and, without the student image, the servers and kernels."""
     from importlib.metadata import version
     out = {p: version(p) for p in ("jupyterhub", "nbgitpuller", "jupyter_server", "ipykernel", "ipywidgets")}
     pkg = CHP_CACHE / "node_modules" / "configurable-http-proxy" / "package.json"

@@ -7,7 +7,7 @@ students' servers from it, and benchmarks/class_load.py with --student-image.
 
 Built on first use in ~/.cache/attention-math/student-image-venv (ATTENTION_STUDENT_IMAGE_VENV
 puts it elsewhere), outside the clone so that fresh clones share it, and built again when the
-lock changes.
+lock, the packages it installs or the helper's files change.
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ The API that every checker module (nb00.py, nb01.py, ...) builds on:
   "mistake" (the first entry of `mistakes` the answer equals: `mistake` is its
   key, a short stable name such as "no_scale", and `hint` its sentence; a
   wrong_array of None means "the answer is not finite"), "transposed",
-  "wrong_shape" or "wrong_value". `matching_mistake(got, expected, mistakes)` is
-  its search for a known mistake alone, for checkers that decide the rest themselves.
+  "wrong_shape" or "wrong_value".
 - `call(fn, *args) -> (result, None) or (None, failed Check)`: runs a learner's
   function; an error becomes a Check of kind "raised" (or "not_callable").
 - `shape_answer(name, answer) -> tuple of ints or failed Check`;
@@ -112,7 +111,7 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
             return wrong(mistakes[key][0], kind="mistake", mistake=key)
         return wrong(f"{name} contains inf or nan: some step overflowed or divided by zero.",
                      kind="not_finite")
-    found = matching_mistake(got, expected, mistakes, rtol=rtol, atol=atol)
+    found = _matching_mistake(got, expected, mistakes, rtol=rtol, atol=atol)
     if found is not None:
         return found
     if got.shape != expected.shape:
@@ -128,7 +127,7 @@ def compare(answer, expected, *, name="your answer", mistakes=None, success=None
     return right(success or f"{name} matches, shape {got.shape}.")
 
 
-def matching_mistake(got, expected, mistakes, rtol=1e-5, atol=1e-8) -> Check | None:
+def _matching_mistake(got, expected, mistakes, rtol=1e-5, atol=1e-8) -> Check | None:
     """The failed Check of the first mistake ({key: (hint, wrong answer)}) whose wrong answer
     `got` equals, where that wrong answer is not itself right; None if there is none."""
     for key, (hint, bad) in _keyed(mistakes).items():

@@ -19,10 +19,10 @@ def _multi_head_mistakes(X, W_Q, W_K, W_V, W_O, n_heads):
         return core.softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(scale)) @ v
 
     def heads(M):
-        return M.reshape(n, n_heads, d_head).transpose(1, 0, 2)
+        return core.split_heads(M, n_heads)
 
     def merge(H):  # [n_heads, n, d_head] -> [n, width]
-        return H.transpose(1, 0, 2).reshape(n, width)
+        return core.merge_heads(H)
 
     def no_transpose(M):
         return M.reshape(n_heads, n, d_head)

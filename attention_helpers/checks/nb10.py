@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import core
-from ._base import Check, array_answer, call, checker, compare, empty, matching_mistake, right, wrong
+from ._base import Check, array_answer, call, checker, compare, empty, right, wrong
 
 # Exercise 1: two softmax rows and the gradient arriving at their probabilities.
 _SOFTMAX_SCORES = np.array([[1.0, 2.0, 0.5, -1.0], [0.0, 3.0, -2.0, 1.0]])
@@ -51,7 +51,7 @@ def check_softmax_backward(fn) -> Check:
         return np.array([_softmax_backward(p, dp, **parts) for p, dp in zip(probs, _SOFTMAX_DP)])
 
     expected = each()
-    found = matching_mistake(got, expected, {
+    return compare(got, expected, name="ds for two test rows", mistakes={
         "no_diagonal": ("the Jacobian's diagonal term is missing: ∂p_i/∂s_i = p_i(1 − p_i) has a p_i of its "
                         "own, so ds = p ⊙ dp − p (p · dp), not only −p (p · dp).", each(diagonal=False)),
         "only_diagonal": ("only the diagonal of the Jacobian: every p_j also depends on s_i (through the sum "
@@ -59,32 +59,21 @@ def check_softmax_backward(fn) -> Check:
         "no_p_factor": ("ds = p ⊙ (dp − p · dp): the whole bracket is multiplied by p, element by element.",
                         np.array([dp - p @ dp for p, dp in zip(probs, _SOFTMAX_DP)])),
         "sign": ("the sign is flipped: ds = p ⊙ dp − p (p · dp).", -expected),
-    })
-    if found is not None:  # a failed Check is falsy: test for None
-        return found
-    return compare(got, expected, name="ds for two test rows",
-                            success="ds = p ⊙ (dp − p · dp): the Jacobian diag(p) − p·pᵀ applied to dp. "
-                                    "Its entries add up to 0, as they must (adding a constant to every "
-                                    "score changes no probability).")
+    }, success="ds = p ⊙ (dp − p · dp): the Jacobian diag(p) − p·pᵀ applied to dp. Its entries add "
+                "up to 0, as they must (adding a constant to every score changes no probability).")
 
 
 @checker
 def check_dV(answer, A, dO) -> Check:
     """Check dV, the gradient of the values, for weights A [n_q, n_k] and output gradient dO [n_q, d_v]."""
     A, dO = np.asarray(A, dtype=float), np.asarray(dO, dtype=float)
-    got = array_answer("dV", answer)
-    if isinstance(got, Check):
-        return got
     expected = A.T @ dO
-    found = matching_mistake(got, expected, {
+    return compare(answer, expected, name="dV", mistakes={
         "not_transposed": ("that is A · dO. Value row j reaches output row i with weight A[i, j], so its "
                            "gradient gathers down column j of A: dV = Aᵀ · dO.", A @ dO),
         "transposed_product": ("that is dOᵀ · A, the transpose of the answer: dV has one row per key, like "
                                "V, so dV = Aᵀ · dO.", dO.T @ A),
-    })
-    if found is not None:
-        return found
-    return compare(got, expected, name="dV", success=(
+    }, success=(
         f"dV = Aᵀ · dO, shape {expected.shape}: one row per key, each the gradient of the output rows "
         "weighted by how much they read that key."))
 
@@ -128,7 +117,7 @@ def check_train_step(fn) -> Check:
         if np.allclose(got, unchanged):
             return wrong("the weights came back unchanged: subtract lr times each gradient.",
                          kind="mistake", mistake="no_step")
-    found = matching_mistake(got, expected, {
+    check = compare(got, expected, name="the new (W_Q, W_K, W_V)", mistakes={
         "no_scale": ("dQ and dK are each missing the 1/√d_k: the scores are Q·Kᵀ/√d_k, so both gradients "
                      "carry that factor.", _step(*args, scale_q=False, scale_k=False)),
         "no_scale_dQ": ("W_Q moved too far: dQ = dS · K / √d_k; the 1/√d_k of the scores is missing there.",
@@ -144,9 +133,6 @@ def check_train_step(fn) -> Check:
         "no_lr": ("the step is the whole gradient: multiply it by the learning rate lr first.",
                   _step(*args, use_lr=False)),
     })
-    if found is not None:
-        return found
-    check = compare(got, expected, name="the new (W_Q, W_K, W_V)")
     if not check:
         return check
     before = 0.5 * ((core.self_attention(_X, _W_Q, _W_K, _W_V)[0] - _TARGET) ** 2).sum()
